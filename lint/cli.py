@@ -1,2 +1,188 @@
+"""The ``compile-lint`` command line.
+
+Exit codes follow ruff: 0 no findings, 1 findings, 2 bad usage, bad configuration or an internal error.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .engine import ScanError, ScanOptions, scan
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Group(click.Group):
+    """Turn click's usage errors and any internal error into one line and exit code 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs.setdefault("standalone_mode", False)
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"compile-lint: error: {e.format_message()}", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.exceptions.Abort:
+            click.echo("compile-lint: aborted", err=True)
+            sys.exit(EXIT_ERROR)
+        except ScanError as e:
+            click.echo(f"compile-lint: error: {e}", err=True)
+            sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            click.echo("compile-lint: interrupted", err=True)
+            sys.exit(130)
+        except Exception as e:  # an internal error: say so in one line, keep the traceback for --debug
+            if "--debug" in sys.argv:
+                traceback.print_exc()
+            click.echo(f"compile-lint: internal error: {type(e).__name__}: {e} (run with --debug for details)",
+                       err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(rv if isinstance(rv, int) else EXIT_CLEAN)
+
+
+def _split(values) -> list:
+    out = []
+    for v in values or ():
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="compile-lint")
 def main():
-    print("stub")
+    """Find the code torch.compile will trip over, before anyone runs a model."""
+
+
+def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+                  cuda_version, exclude, quiet) -> ScanOptions:
+    from .progress import Progress
+
+    return ScanOptions(
+        paths=[Path(p) for p in paths],
+        python=python,
+        search_path=list(search_path),
+        use_environment=not no_env,
+        entries=list(entry),
+        select=_split(select),
+        ignore=_split(ignore),
+        cache_dir=None if no_cache else Path(cache_dir),
+        target_arch=target_arch,
+        cuda_version=cuda_version,
+        exclude=list(exclude),
+        progress=None if quiet else Progress.for_terminal(),
+    )
+
+
+_scan_params = [
+    click.argument("paths", nargs=-1, type=click.Path(path_type=str), required=True),
+    click.option("--python", "python", metavar="PATH", help="Interpreter whose sys.path is followed into libraries "
+                 "(default: the one running compile-lint)."),
+    click.option("--search-path", multiple=True, metavar="DIR", help="Extra import root to follow imports into."),
+    click.option("--no-environment", "no_env", is_flag=True, help="Do not follow imports into the interpreter's "
+                 "sys.path."),
+    click.option("--entry", multiple=True, metavar="MODULE:QUALNAME", help="Extra compiled region (fullgraph)."),
+    click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes / prefixes (CL1,CL201)."),
+    click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes / prefixes."),
+    click.option("--cache-dir", default=".compile_lint_cache", show_default=True, help="Summary cache directory."),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
+    click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
+    click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
+    click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),
+    click.option("-q", "--quiet", is_flag=True, help="No progress output."),
+    click.option("--debug", is_flag=True, hidden=True),
+]
+
+
+def _apply(params):
+    def deco(f):
+        for p in reversed(params):
+            f = p(f)
+        return f
+
+    return deco
+
+
+@main.command("scan")
+@_apply(_scan_params)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--stats", is_flag=True, help="Print scan statistics (unresolved calls, cache hits, skipped files).")
+@click.option("--no-paths", is_flag=True, help="Text format: one line per finding, without the call path.")
+def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+             cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths):
+    """Scan PATHS (files, packages, repos or a site-packages) for code Dynamo cannot trace."""
+    from .report import to_json, to_text
+
+    opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+                         cuda_version, exclude, quiet)
+    result = scan(opts)
+    if fmt == "json":
+        out = to_json(result) + "\n"
+    else:
+        color = output_file is None and sys.stdout.isatty()
+        out = to_text(result, show_paths=not no_paths, color=color, stats=stats)
+    if output_file:
+        Path(output_file).write_text(out)
+    else:
+        click.echo(out, nl=False)
+    return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+
+
+@main.command("graph")
+@_apply(_scan_params)
+@click.option("--from", "src", metavar="QUALNAME", help="Print the call paths starting at this function.")
+@click.option("--to", "dst", metavar="QUALNAME", help="... and ending at this function (or callee).")
+def graph_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+              cuda_version, exclude, quiet, debug, src, dst):
+    """Print the resolved call graph as JSON (adjacency list), or the paths between two functions."""
+    from .graph import build_graph, paths_between
+
+    opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+                         cuda_version, exclude, quiet)
+    g = build_graph(opts)
+    if src or dst:
+        if not (src and dst):
+            raise click.UsageError("--from and --to go together")
+        found = paths_between(g, src, dst)
+        for p in found:
+            click.echo(" -> ".join(p))
+        if not found:
+            click.echo(f"no path from {src} to {dst}", err=True)
+            return EXIT_FINDINGS
+        return EXIT_CLEAN
+    click.echo(json.dumps(g, indent=1, sort_keys=True))
+    return EXIT_CLEAN
+
+
+@main.command("rules")
+def rules_cmd():
+    """List the rules."""
+    from compile_lint.rules import ALL_RULES
+
+    for code, r in ALL_RULES.items():
+        click.echo(f"{code}  {r.kind:<6}  {r.family:<15} {r.name}")
+    return EXIT_CLEAN
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_cmd(code):
+    """Print one rule's documentation (what / why / example / fix / Dynamo outcome)."""
+    from compile_lint.rules import ALL_RULES
+
+    r = ALL_RULES.get(code.upper())
+    if r is None:
+        raise click.UsageError(f"unknown rule {code!r}; `compile-lint rules` lists them")
+    click.echo(r.documentation())
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,141 @@
+"""Discover: which files to scan, and each file's dotted module name.
+
+A scanned directory is either a package (it has ``__init__.py``: module names start with its own name) or
+an import root (a repo, a ``src/`` layout, a ``site-packages/``): module names are relative to it, and
+directories without ``__init__.py`` are namespace packages.  The same rule maps a file found on the search
+path (see ``program.ModuleLocator``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+     ".compile_lint_cache", "node_modules", ".eggs", "build", "dist"}
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # absolute
+    module: str
+    is_package: bool  # an __init__.py
+    root: Path  # the scanned path it came from (for relative report paths)
+
+
+@dataclass
+class Discovery:
+    files: list
+    import_roots: list  # directories that act as sys.path entries for the scanned code
+    problems: list  # (path, message): unreadable directories, symlink loops, ...
+
+
+def module_name(path: Path, import_root: Path) -> Optional[str]:
+    try:
+        rel = path.relative_to(import_root)
+    except ValueError:
+        return None
+    parts = list(rel.parts)
+    if not parts or not parts[-1].endswith(".py"):
+        return None
+    last = parts[-1][:-3]
+    if last == "__init__":
+        parts = parts[:-1]
+    else:
+        parts[-1] = last
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def import_root_for(target: Path) -> Path:
+    """The sys.path-like directory that a scanned path's module names are relative to."""
+    if target.is_file():
+        d = target.parent
+    else:
+        d = target
+    # climb out of regular packages: `scan repo/pkg/sub` still names modules pkg.sub.x
+    while (d / "__init__.py").exists() and d.parent != d:
+        d = d.parent
+    if target.is_dir() and d == target and (d / "src").is_dir() and not (d / "src" / "__init__.py").exists():
+        # a src/ layout scanned from the repo root: src/ is the import root for what lives there
+        return d
+    return d
+
+
+def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
+    seen_dirs: set = set()
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            real = d.resolve()
+        except (OSError, RuntimeError) as e:
+            problems.append((str(d), f"cannot resolve: {e}"))
+            continue
+        if real in seen_dirs:
+            problems.append((str(d), "symlink loop or repeated directory, skipped"))
+            continue
+        seen_dirs.add(real)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as e:
+            problems.append((str(d), f"cannot list directory: {e.strerror or e}"))
+            continue
+        subdirs = []
+        for e in entries:
+            p = Path(e.path)
+            if exclude(p):
+                continue
+            try:
+                if e.is_dir():
+                    if e.name in SKIP_DIRS or e.name.endswith(".egg-info") or e.name.endswith(".dist-info"):
+                        continue
+                    subdirs.append(p)
+                elif e.name.endswith(".py") and e.is_file():
+                    yield p
+            except OSError as err:
+                problems.append((str(p), f"cannot stat: {err.strerror or err}"))
+        stack.extend(reversed(subdirs))
+
+
+def discover(paths: Iterable[Path], exclude=lambda p: False) -> Discovery:
+    files: dict = {}
+    roots: list = []
+    problems: list = []
+    for target in paths:
+        target = Path(target).absolute()
+        if not target.exists():
+            problems.append((str(target), "no such file or directory"))
+            continue
+        iroot = import_root_for(target)
+        src = iroot / "src"
+        extra_roots = [iroot]
+        if target.is_dir() and src.is_dir() and not (src / "__init__.py").exists():
+            extra_roots.insert(0, src)
+        for r in extra_roots:
+            if r not in roots:
+                roots.append(r)
+        candidates = [target] if target.is_file() else _walk(target, problems, exclude)
+        for p in candidates:
+            r = next((x for x in extra_roots if _is_under(p, x)), iroot)
+            name = module_name(p, r)
+            if name is None:
+                if target.is_file():
+                    name = p.stem if p.stem.isidentifier() else None
+                if name is None:
+                    continue
+            if p not in files:
+                files[p] = SourceFile(p, name, p.name == "__init__.py", target if target.is_dir() else target.parent)
+    return Discovery(sorted(files.values(), key=lambda f: str(f.path)), roots, problems)
+
+
+def _is_under(p: Path, root: Path) -> bool:
+    try:
+        p.relative_to(root)
+        return True
+    except ValueError:
+        return False

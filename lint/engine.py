@@ -1,0 +1,302 @@
+"""The pipeline, end to end: discover -> index -> program -> regions -> reach -> findings.
+
+``scan(ScanOptions)`` is what the CLI, the tests and the benchmarks call.  It never imports or executes the
+code it scans; the only process it may start is the *target interpreter* (to read its ``sys.path`` and its
+torch's trace rules), never the scanned code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from .cache import SummaryCache
+from .discover import discover
+from .findings import SEVERITY_ORDER, Finding
+from .index import decode_source, index_source
+from .program import ModuleLocator, Program
+from .reach import Reach
+from .regions import FRAMEWORK_MODELS, RegionFinder
+from .summary import ModuleSummary
+
+# Files that cannot hold a region are not parsed unless the walk reaches them.
+REGION_MARKERS = (b"compile", b"_dynamo", b"optimize")
+
+
+class ScanError(Exception):
+    """Bad input: reported as one clear line, exit code 2."""
+
+
+@dataclass
+class ScanOptions:
+    paths: list
+    search_path: list = field(default_factory=list)  # extra roots (--search-path)
+    python: Optional[str] = None  # target interpreter whose sys.path is followed (default: this one)
+    use_environment: bool = True  # follow imports into the interpreter's sys.path
+    entries: list = field(default_factory=list)  # "module:qualname"
+    select: list = field(default_factory=list)
+    ignore: list = field(default_factory=list)
+    cache_dir: Optional[Path] = None
+    exclude: list = field(default_factory=list)
+    framework_models: tuple = FRAMEWORK_MODELS
+    region_markers: tuple = REGION_MARKERS
+    use_installed_torch: bool = True
+    target_arch: Optional[str] = None
+    cuda_version: Optional[str] = None
+    progress: Optional[Callable] = None  # progress(event: str, **info)
+
+
+@dataclass
+class ScanResult:
+    findings: list
+    regions: list
+    stats: dict
+    problems: list  # (path, message)
+    trace_rules_source: str
+    roots: list
+    program: Optional[Program] = None
+    suppressed: list = field(default_factory=list)
+
+
+def interpreter_sys_path(python: str) -> list:
+    """The target interpreter's sys.path, read by running it with ``-c`` (it imports nothing of ours)."""
+    try:
+        out = subprocess.run(
+            [python, "-I", "-c", "import sys, json; print(json.dumps(sys.path))"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout
+        return [p for p in json.loads(out) if p]
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        raise ScanError(f"cannot read sys.path from interpreter {python!r}: {e}") from None
+
+
+def _load_trace_rules(options: ScanOptions):
+    try:
+        from .dynamo.trace_rules import load_trace_rules
+    except ImportError:  # pragma: no cover - the module ships with the package
+        return None, "no trace rules available"
+    rules = load_trace_rules(python=options.python, cache_dir=options.cache_dir,
+                             use_installed=options.use_installed_torch)
+    return rules, rules.source
+
+
+class SummaryLoader:
+    """Reads and indexes files on demand; each file at most once per run, cached across runs."""
+
+    def __init__(self, cache: SummaryCache):
+        self.cache = cache
+        self.parsed = 0
+        self.problems: list = []
+
+    def __call__(self, module: str, path: Path, is_package: bool) -> ModuleSummary:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            self.problems.append((str(path), f"cannot read: {e.strerror or e}"))
+            m = ModuleSummary(name=module, path=str(path), is_package=is_package)
+            m.error = f"cannot read: {e.strerror or e}"
+            return m
+        key = self.cache.key(data, module, is_package)
+        cached = self.cache.get(key)
+        if cached is not None:
+            cached.path = str(path)
+            return cached
+        summary = index_source(decode_source(data), module, str(path), is_package)
+        self.parsed += 1
+        self.cache.put(key, summary)
+        return summary
+
+
+def scan(options: ScanOptions) -> ScanResult:
+    progress = options.progress or (lambda *a, **k: None)
+    paths = [Path(p) for p in options.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise ScanError(f"path does not exist: {missing[0]}")
+    excl = [str(Path(e)) for e in options.exclude]
+    disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
+        str(p).startswith(e) for e in excl))
+    scanned = {f.module: (f.path, f.is_package) for f in disc.files}
+
+    search_path = [str(r) for r in disc.import_roots] + [str(Path(s).absolute()) for s in options.search_path]
+    if options.use_environment:
+        env_path = interpreter_sys_path(options.python) if options.python else list(sys.path)
+        search_path += [p for p in env_path if p and Path(p).is_dir()]
+    locator = ModuleLocator(scanned, search_path)
+    cache = SummaryCache(options.cache_dir)
+    loader = SummaryLoader(cache)
+
+    arch_eval = None
+    if options.target_arch:
+        from .arch import ArchFacts
+
+        arch_eval = ArchFacts.parse(options.target_arch, options.cuda_version).evaluate
+    program = Program(locator, loader, arch_eval=arch_eval, scanned_modules=scanned.keys())
+    trace_rules, tr_source = _load_trace_rules(options)
+
+    # Regions are looked for in the scanned files only, and only in files that can hold one.
+    finder = RegionFinder(program, options.framework_models)
+    markers = tuple(options.region_markers) + tuple(
+        m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
+    regions = []
+    candidates = []
+    for f in disc.files:
+        try:
+            with open(f.path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            disc.problems.append((str(f.path), f"cannot read: {e.strerror or e}"))
+            continue
+        if any(mk in data for mk in markers):
+            candidates.append(f)
+    progress("regions", total=len(candidates))
+    for i, f in enumerate(candidates):
+        regions += finder.find(f.module)
+        progress("regions", done=i + 1, total=len(candidates))
+    for spec in options.entries:
+        r = finder.entry_point(spec)
+        if r is None:
+            raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
+                            f"search path)")
+        regions.append(r)
+
+    reach = Reach(program, trace_rules)
+    raw: list = []
+    for i, r in enumerate(regions):
+        raw += reach.walk(r)
+        progress("walk", done=i + 1, total=len(regions), findings=len(raw))
+    findings = _merge(raw)
+    findings = _add_cache_notes(findings, program)
+    findings, suppressed = _filter(findings, options, program)
+
+    problems = list(disc.problems) + loader.problems + cache.problems + list(program.stats.parse_errors)
+    stats = {
+        "files_discovered": len(disc.files),
+        "files_parsed": loader.parsed,
+        "cache_hits": cache.hits,
+        "modules_indexed": program.stats.modules_indexed,
+        "modules_from_search_path": program.stats.modules_from_search_path,
+        "files_skipped": len(program.stats.parse_errors),
+        "regions": len(regions),
+        "regions_unresolved": len(finder.unresolved),
+        "functions_walked": reach.stats.functions_walked,
+        "call_sites": reach.stats.call_sites,
+        "unresolved_calls": reach.stats.unresolved_calls,
+        "unresolved_ratio": round(reach.stats.unresolved_calls / reach.stats.call_sites, 4)
+        if reach.stats.call_sites else 0.0,
+        "findings": len(findings),
+        "suppressed": len(suppressed),
+    }
+    result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
+                        program, suppressed)
+    result.unresolved_samples = reach.stats.unresolved_samples
+    return result
+
+
+def _merge(raw: list) -> list:
+    """One finding per hazard site and rule; keep the shortest path and count the regions reaching it."""
+    best: dict = {}
+    regions: dict = {}
+    for f in raw:
+        key = (f.rule, f.path, f.line, f.col, f.callee)
+        regions.setdefault(key, {}).setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
+        cur = best.get(key)
+        if cur is None or (SEVERITY_ORDER[f.severity], len(f.trace)) < (SEVERITY_ORDER[cur.severity], len(cur.trace)):
+            best[key] = f
+    out = []
+    for key, f in best.items():
+        f.regions_reaching = len(regions[key])
+        f.other_regions = tuple(r for r in regions[key].values() if r != f.region)
+        out.append(f)
+    return sorted(out, key=Finding.sort_key)
+
+
+def _add_cache_notes(findings: list, program: Program) -> list:
+    """CL301: one note per cache-wrapped function on the path to a real hazard."""
+    from compile_lint.rules import ALL_RULES
+
+    rule = ALL_RULES["CL301"]
+    notes: dict = {}
+    for f in findings:
+        if f.severity == "note":
+            continue
+        for i, fr in enumerate(f.trace[1:], start=1):
+            mod_fn = _function_at(program, fr)
+            if mod_fn is None or "cached" not in mod_fn[1].flags:
+                continue
+            caller = f.trace[i - 1]
+            key = (fr.path, fr.qualname)
+            if key in notes:
+                continue
+            notes[key] = Finding(
+                rule=rule.code, severity="note", path=caller.path, line=caller.line, col=1,
+                qualname=caller.qualname, message=rule.message.format(callee=fr.qualname),
+                dynamo=rule.dynamo.describe(), region=f.region, trace=f.trace[:i], callee=fr.qualname,
+                fix_point=fr.qualname,
+            )
+    return sorted(findings + list(notes.values()), key=Finding.sort_key)
+
+
+def _function_at(program: Program, frame):
+    for name, m in program.modules.items():
+        if m is not None and m.path == frame.path and frame.qualname in m.functions:
+            fid = f"{name}:{frame.qualname}"
+            from .program import Scope
+
+            return fid, program.function_value(fid, Scope(name))
+    return None
+
+
+def _selected(code: str, select: list, ignore: list) -> bool:
+    if select and not any(code.startswith(s) for s in select):
+        return False
+    return not any(code.startswith(i) for i in ignore)
+
+
+def _filter(findings: list, options: ScanOptions, program: Program):
+    by_path = {m.path: m for m in program.modules.values() if m is not None}
+    kept, suppressed = [], []
+    for f in findings:
+        if not _selected(f.rule, options.select, options.ignore):
+            continue
+        if _is_suppressed(f, by_path):
+            suppressed.append(f)
+            continue
+        kept.append(f)
+    return kept, suppressed
+
+
+def _codes_match(codes, rule: str) -> bool:
+    return any(c == "*" or rule.startswith(c) for c in codes)
+
+
+def _is_suppressed(f: Finding, by_path: dict) -> bool:
+    m = by_path.get(f.path)
+    if m is not None:
+        if _codes_match(m.file_suppressions, f.rule):
+            return True
+        if _codes_match(m.suppressions.get(f.line, ()), f.rule):
+            return True
+    for fr in f.trace:
+        mm = by_path.get(fr.path)
+        if mm is not None and _codes_match(mm.suppressions.get(fr.line, ()), f.rule):
+            return True
+    return False
+
+
+def relpath(path: str, roots: list) -> str:
+    """Report paths relative to the scanned root they live under (absolute outside every root)."""
+    best = None
+    for r in roots:
+        try:
+            rel = os.path.relpath(path, r)
+        except ValueError:
+            continue
+        if not rel.startswith(".."):
+            if best is None or len(rel) < len(best):
+                best = rel
+    return best if best is not None else path

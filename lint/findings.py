@@ -1,0 +1,54 @@
+"""Findings: what the walk reports, in the shape every output format starts from."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One function on the call path: where it lives and the line that leads on (a call, or the hazard)."""
+
+    path: str
+    line: int
+    qualname: str
+
+
+@dataclass(frozen=True)
+class RegionRef:
+    path: str
+    line: int
+    qualname: str
+    fullgraph: Optional[bool]
+    kind: str = "torch.compile"
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    path: str  # the hazard's file (absolute until the report relativises it)
+    line: int
+    col: int
+    qualname: str  # the function holding the hazard line
+    message: str
+    dynamo: str
+    region: RegionRef
+    trace: tuple  # Frames from the compiled function to the hazard's function
+    callee: str = ""  # the hazardous callee, fully qualified
+    fixes: list = field(default_factory=list)
+    regions_reaching: int = 1
+    other_regions: tuple = ()  # RegionRefs of the other regions that reach the same hazard
+    fix_point: str = ""  # outermost function on the path that owns the hazard (outside the region's own file)
+
+    def sort_key(self):
+        return (self.path, self.line, self.col, self.rule)
+
+    def fingerprint(self) -> str:
+        """Stable across line shifts: rule, file, enclosing function and callee."""
+        import hashlib
+
+        raw = f"{self.rule}|{self.path}|{self.qualname}|{self.callee}|{self.region.qualname}"
+        return hashlib.sha1(raw.encode()).hexdigest()[:16]

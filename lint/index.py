@@ -1,0 +1,681 @@
+"""Index: one parse per file -> a ``ModuleSummary`` (see ``summary.py``).
+
+We parse with the standard library's ``ast``: it is about nine times faster than libcst on this machine and
+gives positions for free, and the index keeps no tree anyway.  libcst is used where formatting matters: in
+the fixers.  Nothing here imports or executes the file.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Optional
+
+from .summary import (
+    AttrLoad,
+    Binding,
+    CallSite,
+    ClassSummary,
+    Effect,
+    FunctionSummary,
+    Guard,
+    ModuleSummary,
+)
+
+MAX_SEQ_ITEMS = 64
+MAX_DICT_ITEMS = 256
+_MUTATING_METHODS = frozenset(
+    {"append", "extend", "update", "add", "pop", "popitem", "setdefault", "clear", "insert", "remove", "discard"}
+)
+_SUPPRESS_RE = re.compile(
+    r"#\s*(?:compile-lint:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<codes>[A-Z0-9, ]+)\])?|noqa:\s*(?P<noqa>CL[0-9, CL]+))"
+)
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and node.id == "environ"
+    )
+
+
+def _const_str(node: ast.AST) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _assigned_names(body: list) -> set:
+    """Names bound in a function body (not in nested scopes): these are its locals."""
+    out: set = set()
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+class _Func:
+    """Mutable builder for one FunctionSummary."""
+
+    def __init__(self, summary: FunctionSummary, local_names: set, global_names: set):
+        self.s = summary
+        self.local_names = local_names
+        self.global_names = global_names
+        self.calls: list = []
+        self.attrs: dict = {}
+        self.effects: list = []
+        self.returns: list = []
+        self.locals: dict = {}
+
+    def add_local(self, name: str, expr) -> None:
+        self.locals.setdefault(name, []).append(expr)
+
+    def is_global(self, name: str) -> bool:
+        return name in self.global_names or name not in self.local_names
+
+    def finish(self) -> FunctionSummary:
+        s = self.s
+        s.calls = tuple(self.calls)
+        s.attrs = tuple(self.attrs.values())
+        s.effects = tuple(self.effects)
+        s.returns = tuple(self.returns)
+        s.locals = {k: tuple(v) for k, v in self.locals.items()}
+        return s
+
+
+class Indexer:
+    def __init__(self, module: str, path: str, is_package: bool):
+        self.m = ModuleSummary(name=module, path=path, is_package=is_package)
+        self.functions: dict = {}
+        self.classes: dict = {}
+        self.env_set: set = set()
+        self.env_removed: set = set()
+
+    # ----------------------------------------------------------------- expressions
+    def conv(self, node, fn: Optional[_Func] = None):
+        """AST expression -> Expr (see summary.py).  Lambdas become separate functions."""
+        if node is None:
+            return ("const", None)
+        t = type(node)
+        if t is ast.Name:
+            return ("name", node.id)
+        if t is ast.Attribute:
+            return ("attr", self.conv(node.value, fn), node.attr)
+        if t is ast.Call:
+            return (
+                "call",
+                self.conv(node.func, fn),
+                tuple(self.conv(a, fn) for a in node.args),
+                tuple((k.arg, self.conv(k.value, fn)) for k in node.keywords),
+            )
+        if t is ast.Constant:
+            v = node.value
+            if v is Ellipsis:
+                return ("unknown", "Ellipsis")
+            return ("const", v)
+        if t is ast.Subscript:
+            return ("sub", self.conv(node.value, fn), self.conv(node.slice, fn))
+        if t is ast.Dict:
+            if len(node.keys) > MAX_DICT_ITEMS:
+                return ("unknown", "bigdict")
+            return (
+                "dict",
+                tuple((self.conv(k, fn) if k is not None else None, self.conv(v, fn)) for k, v in zip(node.keys, node.values)),
+            )
+        if t in (ast.List, ast.Tuple, ast.Set):
+            if len(node.elts) > MAX_SEQ_ITEMS:
+                return ("unknown", "bigseq")
+            return ("seq", t.__name__.lower(), tuple(self.conv(e, fn) for e in node.elts))
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            return ("comp", self.conv(node.elt, fn))
+        if t is ast.DictComp:
+            return ("comp", self.conv(node.value, fn))
+        if t is ast.Lambda:
+            return ("func", self.lambda_function(node, fn))
+        if t is ast.BinOp:
+            return ("binop", type(node.op).__name__, self.conv(node.left, fn), self.conv(node.right, fn))
+        if t is ast.Compare:
+            return (
+                "cmp",
+                self.conv(node.left, fn),
+                tuple((type(o).__name__, self.conv(c, fn)) for o, c in zip(node.ops, node.comparators)),
+            )
+        if t is ast.BoolOp:
+            return ("bool", "and" if isinstance(node.op, ast.And) else "or", tuple(self.conv(v, fn) for v in node.values))
+        if t is ast.UnaryOp:
+            if isinstance(node.op, ast.Not):
+                return ("not", self.conv(node.operand, fn))
+            if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(
+                node.operand.value, (int, float)
+            ):
+                return ("const", -node.operand.value)
+            return ("unknown", "UnaryOp")
+        if t is ast.IfExp:
+            return ("ifexp", self.conv(node.test, fn), self.conv(node.body, fn), self.conv(node.orelse, fn))
+        if t is ast.JoinedStr:
+            parts = []
+            for v in node.values:
+                if isinstance(v, ast.Constant):
+                    parts.append(("const", v.value))
+                elif isinstance(v, ast.FormattedValue):
+                    parts.append(self.conv(v.value, fn))
+            return ("fstr", tuple(parts))
+        if t is ast.NamedExpr:
+            return self.conv(node.value, fn)
+        if t is ast.Await:
+            return self.conv(node.value, fn)
+        if t is ast.Starred:
+            return ("starred", self.conv(node.value, fn))
+        return ("unknown", t.__name__)
+
+    # ------------------------------------------------------------ call collection
+    def collect(self, node, fn: _Func, guards: tuple, in_try: bool) -> None:
+        """Record the calls, attribute reads and effects inside one expression."""
+        stack = [(node, guards)]
+        while stack:
+            n, g = stack.pop()
+            if n is None:
+                continue
+            t = type(n)
+            if t is ast.Call:
+                fn.calls.append(
+                    CallSite(
+                        func=self.conv(n.func, fn),
+                        args=tuple(self.conv(a, fn) for a in n.args),
+                        kwargs=tuple((k.arg, self.conv(k.value, fn)) for k in n.keywords),
+                        line=n.lineno,
+                        col=n.col_offset,
+                        end_line=n.end_lineno or n.lineno,
+                        end_col=n.end_col_offset or n.col_offset,
+                        guards=g,
+                        in_try=in_try,
+                    )
+                )
+                f = n.func
+                if isinstance(f, ast.Attribute):
+                    self._note_env_call(f, n)
+                    self._note_mutating_call(f, fn, n, g)
+                    stack.append((f.value, g))
+                elif not isinstance(f, ast.Name):
+                    stack.append((f, g))
+                stack.extend((a, g) for a in n.args)
+                stack.extend((k.value, g) for k in n.keywords)
+            elif t is ast.Attribute:
+                if isinstance(n.ctx, ast.Load):
+                    base = self.conv(n.value, fn)
+                    key = (base, n.attr, g)
+                    if key not in fn.attrs:
+                        fn.attrs[key] = AttrLoad(base, n.attr, n.lineno, n.col_offset, g)
+                stack.append((n.value, g))
+            elif t is ast.Lambda:
+                self.lambda_function(n, fn)
+            elif t is ast.IfExp:
+                test = self.conv(n.test, fn)
+                stack.append((n.test, g))
+                stack.append((n.body, g + (Guard(test, True),)))
+                stack.append((n.orelse, g + (Guard(test, False),)))
+            elif t is ast.Compare:
+                for op, comp in zip(n.ops, n.comparators):
+                    if isinstance(op, (ast.In, ast.NotIn)):
+                        fn.effects.append(
+                            Effect("contains", (self.conv(comp, fn), self.conv(n.left, fn)), n.lineno, n.col_offset, g)
+                        )
+                stack.append((n.left, g))
+                stack.extend((c, g) for c in n.comparators)
+            elif t is ast.Subscript:
+                if isinstance(n.ctx, ast.Load) and _is_environ(n.value):
+                    fn.effects.append(
+                        Effect("subscript", (self.conv(n.value, fn), self.conv(n.slice, fn)), n.lineno, n.col_offset, g)
+                    )
+                stack.append((n.value, g))
+                stack.append((n.slice, g))
+            elif t is ast.NamedExpr:
+                fn.add_local(n.target.id, self.conv(n.value, fn))
+                stack.append((n.value, g))
+            elif t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
+                for gen in n.generators:
+                    stack.append((gen.iter, g))
+                    stack.extend((c, g) for c in gen.ifs)
+                    if isinstance(gen.target, ast.Name):
+                        fn.add_local(gen.target.id, ("iter", self.conv(gen.iter, fn)))
+                if t is ast.DictComp:
+                    stack.append((n.key, g))
+                    stack.append((n.value, g))
+                else:
+                    stack.append((n.elt, g))
+            else:
+                stack.extend((c, g) for c in ast.iter_child_nodes(n) if isinstance(c, ast.expr))
+
+    def _note_env_call(self, f: ast.Attribute, call: ast.Call) -> None:
+        if _is_environ(f.value) and call.args:
+            key = _const_str(call.args[0])
+            if key is not None:
+                if f.attr == "setdefault":
+                    self.env_set.add(key)
+                elif f.attr == "pop":
+                    self.env_removed.add(key)
+        elif isinstance(f.value, ast.Name) and f.value.id == "os" and call.args:
+            key = _const_str(call.args[0])
+            if key is not None and f.attr == "putenv":
+                self.env_set.add(key)
+            elif key is not None and f.attr == "unsetenv":
+                self.env_removed.add(key)
+
+    def _note_mutating_call(self, f: ast.Attribute, fn: _Func, call: ast.Call, g: tuple) -> None:
+        if f.attr in _MUTATING_METHODS and isinstance(f.value, ast.Name) and fn.is_global(f.value.id):
+            if f.value.id not in ("os", "self", "cls"):
+                fn.effects.append(Effect("mutate", f.value.id, call.lineno, call.col_offset, g))
+
+    # ------------------------------------------------------------------ statements
+    def block(self, stmts: list, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary] = None) -> None:
+        for st in stmts:
+            self.stmt(st, fn, guards, in_try, cls)
+            if isinstance(st, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                return  # the rest of this block is dead code
+            if isinstance(st, ast.If) and not st.orelse and _terminates(st.body):
+                # `if cond: return ...` -- what follows runs only when cond is false
+                guards = guards + (Guard(self.conv(st.test, fn), False),)
+
+    def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
+        t = type(st)
+        at_module = fn.s.qualname == "<module>" and cls is None
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for d in st.decorator_list:
+                self.collect(d, fn, guards, in_try)
+            qual = self.function(st, fn, cls)
+            if cls is not None:
+                cls.methods[st.name] = qual
+            elif at_module:
+                self.bind(st.name, Binding("def", qual, st.lineno, guards))
+            else:
+                fn.add_local(st.name, ("func", qual))
+            return
+        if t is ast.ClassDef:
+            for d in st.decorator_list:
+                self.collect(d, fn, guards, in_try)
+            qual = self.klass(st, fn, cls)
+            if at_module:
+                self.bind(st.name, Binding("class", qual, st.lineno, guards))
+            elif cls is not None:
+                cls.class_attrs.setdefault(st.name, ())
+                cls.class_attrs[st.name] += (("classref", qual),)
+            else:
+                fn.add_local(st.name, ("classref", qual))
+            return
+        if t in (ast.Import, ast.ImportFrom):
+            self.imports(st, fn, guards, at_module)
+            return
+        if t is ast.If:
+            test = self.conv(st.test, fn)
+            self.collect(st.test, fn, guards, in_try)
+            self.block(st.body, fn, guards + (Guard(test, True),), in_try, cls)
+            self.block(st.orelse, fn, guards + (Guard(test, False),), in_try, cls)
+            return
+        if t is ast.While:
+            test = self.conv(st.test, fn)
+            self.collect(st.test, fn, guards, in_try)
+            self.block(st.body, fn, guards + (Guard(test, True),), in_try, cls)
+            self.block(st.orelse, fn, guards, in_try, cls)
+            return
+        if t in (ast.For, ast.AsyncFor):
+            self.collect(st.iter, fn, guards, in_try)
+            self.assign_target(st.target, ("iter", self.conv(st.iter, fn)), fn, guards, cls, at_module, st)
+            self.block(st.body, fn, guards, in_try, cls)
+            self.block(st.orelse, fn, guards, in_try, cls)
+            return
+        if t in (ast.With, ast.AsyncWith):
+            for item in st.items:
+                self.collect(item.context_expr, fn, guards, in_try)
+                ctx = self.conv(item.context_expr, fn)
+                fn.effects.append(Effect("with", ctx, st.lineno, st.col_offset, guards))
+                if item.optional_vars is not None:
+                    self.assign_target(item.optional_vars, ("enter", ctx), fn, guards, cls, at_module, st)
+            self.block(st.body, fn, guards, in_try, cls)
+            return
+        if t is ast.Try or t.__name__ == "TryStar":
+            self.block(st.body, fn, guards, True, cls)
+            for h in st.handlers:
+                if h.name:
+                    fn.add_local(h.name, ("unknown", "exception"))
+                self.block(h.body, fn, guards, in_try, cls)
+            self.block(st.orelse, fn, guards, in_try, cls)
+            self.block(st.finalbody, fn, guards, in_try, cls)
+            return
+        if t is ast.Match:
+            self.collect(st.subject, fn, guards, in_try)
+            for case in st.cases:
+                self.block(case.body, fn, guards, in_try, cls)
+            return
+        if t is ast.Return:
+            if st.value is not None:
+                self.collect(st.value, fn, guards, in_try)
+                fn.returns.append(self.conv(st.value, fn))
+            return
+        if t is ast.Assign:
+            self.collect(st.value, fn, guards, in_try)
+            value = self.conv(st.value, fn)
+            for tgt in st.targets:
+                self.assign_target(tgt, value, fn, guards, cls, at_module, st)
+            return
+        if t is ast.AnnAssign:
+            if st.value is not None:
+                self.collect(st.value, fn, guards, in_try)
+                self.assign_target(st.target, self.conv(st.value, fn), fn, guards, cls, at_module, st)
+            elif isinstance(st.target, ast.Attribute):
+                self.assign_target(st.target, ("annot", self.conv(st.annotation, fn)), fn, guards, cls, at_module, st)
+            return
+        if t is ast.AugAssign:
+            self.collect(st.value, fn, guards, in_try)
+            self.mutation_target(st.target, fn, guards, st, augmented=True)
+            if isinstance(st.target, ast.Name):
+                val = ("binop", type(st.op).__name__, ("name", st.target.id), self.conv(st.value, fn))
+                if at_module:
+                    self.bind(st.target.id, Binding("assign", val, st.lineno, guards))
+                else:
+                    fn.add_local(st.target.id, val)
+            return
+        if t is ast.Delete:
+            for tgt in st.targets:
+                if isinstance(tgt, ast.Subscript) and _is_environ(tgt.value):
+                    key = _const_str(tgt.slice)
+                    if key is not None:
+                        self.env_removed.add(key)
+                self.mutation_target(tgt, fn, guards, st)
+            return
+        if t is ast.Expr:
+            self.collect(st.value, fn, guards, in_try)
+            return
+        if t is ast.Raise:
+            self.collect(st.exc, fn, guards, in_try)
+            return
+        if t is ast.Assert:
+            self.collect(st.test, fn, guards, in_try)
+            return
+        # Global / Nonlocal / Pass / Break / Continue: nothing to record
+
+    def assign_target(self, tgt, value, fn: _Func, guards, cls, at_module: bool, st) -> None:
+        if isinstance(tgt, ast.Name):
+            if at_module:
+                self.bind(tgt.id, Binding("assign", value, st.lineno, guards))
+            elif cls is not None:
+                cls.class_attrs[tgt.id] = cls.class_attrs.get(tgt.id, ()) + (value,)
+            else:
+                fn.add_local(tgt.id, value)
+                if tgt.id in fn.global_names:
+                    fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
+        elif isinstance(tgt, (ast.Tuple, ast.List)):
+            for i, e in enumerate(tgt.elts):
+                if isinstance(e, ast.Starred):
+                    e = e.value
+                self.assign_target(e, ("item", value, i), fn, guards, cls, at_module, st)
+        elif isinstance(tgt, ast.Attribute):
+            owner = fn.s.class_name
+            if (
+                owner is not None
+                and isinstance(tgt.value, ast.Name)
+                and fn.s.params
+                and tgt.value.id == fn.s.params[0]
+                and owner in self.classes
+            ):
+                c = self.classes[owner]
+                c.self_attrs[tgt.attr] = c.self_attrs.get(tgt.attr, ()) + ((value, fn.s.qualname),)
+            else:
+                self.mutation_target(tgt, fn, guards, st)
+        elif isinstance(tgt, ast.Subscript):
+            if _is_environ(tgt.value):
+                key = _const_str(tgt.slice)
+                if key is not None:
+                    self.env_set.add(key)
+            self.mutation_target(tgt, fn, guards, st)
+
+    def mutation_target(self, tgt, fn: _Func, guards, st, augmented: bool = False) -> None:
+        """`G[k] = v`, `G.a = v`, `G += 1` (declared global): mutation of module state."""
+        if fn.s.qualname == "<module>":
+            return
+        root = tgt
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return
+        name = root.id
+        if isinstance(tgt, ast.Name):
+            if name in fn.global_names:
+                fn.effects.append(Effect("mutate", name, st.lineno, st.col_offset, guards))
+            return
+        if fn.is_global(name) and name not in ("os",):
+            fn.effects.append(Effect("mutate", name, st.lineno, st.col_offset, guards))
+
+    def imports(self, st, fn: _Func, guards, at_module: bool) -> None:
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                if a.asname:
+                    b = Binding("import", (a.name, None), st.lineno, guards)
+                    local = a.asname
+                else:
+                    top = a.name.split(".")[0]
+                    b = Binding("import", (top, None), st.lineno, guards)
+                    local = top
+                    if "." in a.name:
+                        # `import a.b.c` also loads the submodules; remember them on the package binding
+                        b = Binding("import", (top, None, a.name), st.lineno, guards)
+                if at_module:
+                    self.bind(local, b)
+                else:
+                    fn.effects.append(Effect("import", a.name, st.lineno, st.col_offset, guards))
+                    fn.add_local(local, ("modref", b.value[0] if not a.asname else a.name))
+            return
+        module = self.absolute(st.module, st.level)
+        if module is None:
+            return
+        for a in st.names:
+            if a.name == "*":
+                if at_module:
+                    self.m.star_imports += ((module, guards),)
+                continue
+            local = a.asname or a.name
+            if at_module:
+                self.bind(local, Binding("import", (module, a.name), st.lineno, guards))
+            else:
+                fn.effects.append(Effect("import", module, st.lineno, st.col_offset, guards))
+                fn.add_local(local, ("importfrom", module, a.name))
+
+    def absolute(self, module: Optional[str], level: int) -> Optional[str]:
+        if not level:
+            return module
+        parts = self.m.name.split(".")
+        if not self.m.is_package:
+            parts = parts[:-1]
+        if level > 1:
+            if level - 1 > len(parts):
+                return None
+            parts = parts[: len(parts) - (level - 1)]
+        base = ".".join(parts)
+        if module:
+            return f"{base}.{module}" if base else module
+        return base or None
+
+    def bind(self, name: str, b: Binding) -> None:
+        self.m.bindings[name] = self.m.bindings.get(name, ()) + (b,)
+
+    # ------------------------------------------------------------ definitions
+    def _params(self, args: ast.arguments, fn: Optional[_Func]):
+        pos = [a.arg for a in args.posonlyargs + args.args]
+        ann = {}
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            if a.annotation is not None:
+                ann[a.arg] = self.conv(a.annotation, fn)
+        defaults = {}
+        for name, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
+            defaults[name] = self.conv(d, fn)
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = self.conv(d, fn)
+        return (
+            tuple(pos),
+            tuple(a.arg for a in args.kwonlyargs),
+            args.vararg.arg if args.vararg else None,
+            args.kwarg.arg if args.kwarg else None,
+            ann,
+            defaults,
+        )
+
+    def _new_func(self, qual, name, node, params, parent_fn, cls, is_lambda=False) -> _Func:
+        pos, kwonly, vararg, kwarg, ann, defaults = params
+        body = node.body if isinstance(node.body, list) else [node.body]
+        local_names = _assigned_names(body) | set(pos) | set(kwonly) | {vararg, kwarg} - {None}
+        global_names = set()
+        for n in ast.walk(node) if not is_lambda else ():
+            if isinstance(n, ast.Global):
+                global_names.update(n.names)
+        s = FunctionSummary(
+            qualname=qual,
+            name=name,
+            line=node.lineno,
+            end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
+            params=pos,
+            kwonly=kwonly,
+            vararg=vararg,
+            kwarg=kwarg,
+            annotations=ann,
+            defaults=defaults,
+            class_name=cls.qualname if cls is not None else None,
+            parent=parent_fn.s.qualname if parent_fn is not None and parent_fn.s.qualname != "<module>" else None,
+            is_lambda=is_lambda,
+        )
+        return _Func(s, local_names, global_names)
+
+    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary]) -> str:
+        if cls is not None:
+            qual = f"{cls.qualname}.{node.name}"
+        elif parent_fn.s.qualname != "<module>":
+            qual = f"{parent_fn.s.qualname}.<locals>.{node.name}"
+        else:
+            qual = node.name
+        fn = self._new_func(qual, node.name, node, self._params(node.args, parent_fn), parent_fn, cls)
+        fn.s.decorators = tuple(self.conv(d, parent_fn) for d in node.decorator_list)
+        fn.s.returns_annotation = self.conv(node.returns, parent_fn) if node.returns is not None else None
+        for name, d in zip(fn.s.params[len(fn.s.params) - len(node.args.defaults):], node.args.defaults):
+            self.collect(d, parent_fn, (), False)
+        self.block(node.body, fn, (), False)
+        self.functions[qual] = fn.finish()
+        return qual
+
+    def lambda_function(self, node: ast.Lambda, parent_fn: Optional[_Func]) -> str:
+        prefix = parent_fn.s.qualname + "." if parent_fn is not None and parent_fn.s.qualname != "<module>" else ""
+        qual = f"{prefix}<lambda>@{node.lineno}:{node.col_offset}"
+        if qual in self.functions:
+            return qual
+        fn = self._new_func(qual, "<lambda>", node, self._params(node.args, parent_fn), parent_fn, None, is_lambda=True)
+        self.collect(node.body, fn, (), False)
+        fn.returns.append(self.conv(node.body, fn))
+        self.functions[qual] = fn.finish()
+        return qual
+
+    def klass(self, node: ast.ClassDef, parent_fn: _Func, outer: Optional[ClassSummary]) -> str:
+        if outer is not None:
+            qual = f"{outer.qualname}.{node.name}"
+        elif parent_fn.s.qualname != "<module>":
+            qual = f"{parent_fn.s.qualname}.<locals>.{node.name}"
+        else:
+            qual = node.name
+        c = ClassSummary(
+            qualname=qual,
+            name=node.name,
+            line=node.lineno,
+            bases=tuple(self.conv(b, parent_fn) for b in node.bases),
+            decorators=tuple(self.conv(d, parent_fn) for d in node.decorator_list),
+        )
+        self.classes[qual] = c
+        # Class bodies run at import time: their calls belong to the enclosing scope.
+        self.block(node.body, parent_fn, (), False, c)
+        return qual
+
+    # ------------------------------------------------------------------ entry
+    def run(self, tree: ast.Module, source: str) -> ModuleSummary:
+        top = FunctionSummary(qualname="<module>", name="<module>", line=1, end_line=len(source.splitlines()) or 1)
+        fn = _Func(top, set(), set())
+        self.block(tree.body, fn, (), False)
+        self.functions["<module>"] = fn.finish()
+        self.m.functions = self.functions
+        self.m.classes = self.classes
+        self.m.env_keys_set = tuple(sorted(self.env_set))
+        self.m.env_keys_removed = tuple(sorted(self.env_removed))
+        all_b = self.m.bindings.get("__all__")
+        if all_b:
+            names = []
+            for b in all_b:
+                if b.kind == "assign" and b.value[0] == "seq":
+                    names += [e[1] for e in b.value[2] if e[0] == "const" and isinstance(e[1], str)]
+            self.m.dunder_all = tuple(names)
+        return self.m
+
+
+def _terminates(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def parse_suppressions(source: str):
+    """``# compile-lint: ignore[CL101]`` / ``# noqa: CL101`` per line; ``# compile-lint: ignore-file[...]``."""
+    per_line: dict = {}
+    file_level: list = []
+    if "compile-lint:" not in source and "noqa" not in source:
+        return per_line, ()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return per_line, ()
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        m = _SUPPRESS_RE.search(tok.string)
+        if not m:
+            continue
+        raw = m.group("codes") or m.group("noqa")
+        codes = tuple(c.strip() for c in raw.split(",") if c.strip()) if raw else ("*",)
+        if m.group("kind") == "ignore-file":
+            file_level.extend(codes)
+        else:
+            per_line[tok.start[0]] = per_line.get(tok.start[0], ()) + codes
+    return per_line, tuple(file_level)
+
+
+def index_source(source: str, module: str, path: str, is_package: bool = False) -> ModuleSummary:
+    """Summarise one file.  Never raises: a file that cannot be indexed gets ``error`` set."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes
+        m = ModuleSummary(name=module, path=path, is_package=is_package)
+        line = getattr(e, "lineno", None)
+        m.error = f"cannot parse: {getattr(e, 'msg', str(e))}" + (f" (line {line})" if line else "")
+        return m
+    try:
+        summary = Indexer(module, path, is_package).run(tree, source)
+        summary.suppressions, summary.file_suppressions = parse_suppressions(source)
+        return summary
+    except RecursionError:
+        m = ModuleSummary(name=module, path=path, is_package=is_package)
+        m.error = "expression nesting too deep to index"
+        return m
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like the interpreter would (PEP 263 cookie, BOM), replacing undecodable bytes."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", errors="replace")

@@ -1,0 +1,925 @@
+"""Program: the cross-module view, built lazily from summaries.
+
+- ``ModuleLocator`` maps a dotted module name to a file: first the scanned files, then the search path (the
+  target interpreter's ``sys.path`` plus ``--search-path``).  The standard library and the packages Dynamo
+  classifies by itself (torch, triton...) stay external: they are referred to by dotted name.
+- ``Program`` answers "what may this expression refer to?" (``eval``), "what does calling it return?"
+  (``call``) and "what is ``value.attr``?" (``attr``) over the small expression language of ``summary.py``.
+  Everything is memoised; recursion is cut, never followed forever.
+"""
+from __future__ import annotations
+
+import builtins
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from .dynamo import model
+from .summary import FunctionSummary, ModuleSummary
+from .values import (
+    EMPTY,
+    UNKNOWN,
+    Class,
+    Const,
+    DictVal,
+    External,
+    ExternalInstance,
+    Foreign,
+    Func,
+    Instance,
+    Module,
+    Namespace,
+    Op,
+    Partial,
+    SeqVal,
+    Super,
+    Unknown,
+)
+
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names) | {"__future__"}
+BUILTIN_NAMES = frozenset(dir(builtins))
+MAX_CALL_DEPTH = 4
+_CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
+                                  "torch.nn.ModuleDict", "builtins.dict", "builtins.set", "builtins.frozenset"})
+
+
+def _foreign_origins() -> frozenset:
+    from compile_lint.rules.jit import FOREIGN_ORIGINS
+
+    return frozenset(FOREIGN_ORIGINS)
+
+
+def split_id(fid: str):
+    mod, _, qual = fid.partition(":")
+    return mod, qual
+
+
+def dotted(fid: str) -> str:
+    mod, qual = split_id(fid)
+    return f"{mod}.{qual}" if mod else qual
+
+
+class ModuleLocator:
+    def __init__(self, scanned: dict, search_path: list, opaque: frozenset = model.OPAQUE_PACKAGES):
+        self.scanned = scanned  # module name -> (Path, is_package)
+        self.search_path = [Path(p) for p in search_path if p and Path(p).is_dir()]
+        self.opaque = opaque
+        self._memo: dict = {}
+
+    def is_external_top(self, name: str) -> bool:
+        top = name.split(".")[0]
+        return top in STDLIB or top in self.opaque
+
+    def find(self, name: str):
+        """(path or None for a namespace package, is_package) or None when the module is external/unknown."""
+        if name in self._memo:
+            return self._memo[name]
+        res = None
+        if name in self.scanned:
+            res = self.scanned[name]
+        elif not self.is_external_top(name):
+            parts = name.split(".")
+            for root in self.search_path:
+                base = root.joinpath(*parts)
+                f = base.with_suffix(".py") if parts else None
+                if (base / "__init__.py").is_file():
+                    res = (base / "__init__.py", True)
+                    break
+                if f is not None and f.is_file():
+                    res = (f, False)
+                    break
+                if base.is_dir() and any(base.glob("*.py")) or base.is_dir() and any(p.is_dir() for p in base.iterdir()):
+                    res = (None, True)  # namespace package
+                    break
+        self._memo[name] = res
+        return res
+
+
+@dataclass
+class Scope:
+    module: str
+    func: Optional[FunctionSummary] = None
+    func_id: Optional[str] = None
+    self_cls: Optional[str] = None
+    bindings: Optional[dict] = None  # param -> frozenset (a call evaluated for its value)
+    depth: int = 0
+
+    def key(self):
+        return (self.module, self.func_id, self.self_cls, None if self.bindings is None else id(self.bindings))
+
+
+@dataclass
+class Stats:
+    modules_indexed: int = 0
+    modules_from_search_path: int = 0
+    parse_errors: list = field(default_factory=list)
+    cache_hits: int = 0
+
+
+class Program:
+    def __init__(self, locator: ModuleLocator, load_summary: Callable, arch_eval=None, scanned_modules=()):
+        self.locator = locator
+        self._load_summary = load_summary  # (name, path, is_package) -> ModuleSummary
+        self.modules: dict = {}
+        self.stats = Stats()
+        self.scanned_modules = frozenset(scanned_modules)
+        self.arch_eval = arch_eval  # optional: (expr, scope, program) -> Optional[bool] for arch-dependent guards
+        self.foreign_origins = _foreign_origins()
+        self._global_memo: dict = {}
+        self._eval_memo: dict = {}
+        self._call_memo: dict = {}
+        self._func_value_memo: dict = {}
+        self._mro_memo: dict = {}
+        self._active: set = set()
+        self.env_set: set = set()
+        self.env_removed: set = set()
+
+    # ------------------------------------------------------------------ modules
+    def module(self, name: str) -> Optional[ModuleSummary]:
+        if name in self.modules:
+            return self.modules[name]
+        loc = self.locator.find(name)
+        summ = None
+        if loc is not None:
+            path, is_pkg = loc
+            if path is None:
+                summ = ModuleSummary(name=name, path="", is_package=True)
+            else:
+                summ = self._load_summary(name, path, is_pkg)
+                self.stats.modules_indexed += 1
+                if name not in self.scanned_modules:
+                    self.stats.modules_from_search_path += 1
+                if summ.error:
+                    self.stats.parse_errors.append((str(path), summ.error))
+                self.env_set.update(summ.env_keys_set)
+                self.env_removed.update(summ.env_keys_removed)
+        self.modules[name] = summ
+        return summ
+
+    def function(self, fid: str) -> Optional[FunctionSummary]:
+        mod, qual = split_id(fid)
+        m = self.module(mod)
+        return m.functions.get(qual) if m else None
+
+    def klass(self, cid: str):
+        mod, qual = split_id(cid)
+        m = self.module(mod)
+        return m.classes.get(qual) if m else None
+
+    def module_value(self, name: str) -> frozenset:
+        if self.module(name) is not None:
+            return frozenset({Module(name)})
+        return frozenset({External(model.normalize(name))})
+
+    # ------------------------------------------------------------- name lookup
+    def resolve_global(self, mod: str, name: str) -> frozenset:
+        key = (mod, name)
+        if key in self._global_memo:
+            return self._global_memo[key]
+        if key in self._active:
+            return EMPTY
+        self._active.add(key)
+        try:
+            res = self._resolve_global(mod, name)
+        finally:
+            self._active.discard(key)
+        self._global_memo[key] = res
+        return res
+
+    def _resolve_global(self, mod: str, name: str) -> frozenset:
+        m = self.module(mod)
+        if m is None:
+            return frozenset({External(model.normalize(f"{mod}.{name}"))})
+        out = set()
+        scope = Scope(mod)
+        for b in m.bindings.get(name, ()):
+            if not self.guards_may_hold(b.guards, scope):
+                continue
+            if b.kind == "def":
+                out.add(self.function_value(f"{mod}:{b.value}", scope))
+            elif b.kind == "class":
+                out.add(Class(f"{mod}:{b.value}"))
+            elif b.kind == "assign":
+                out |= self.eval(b.value, scope)
+            elif b.kind == "import":
+                target = b.value
+                if target[1] is None:
+                    out |= self.module_value(target[0])
+                else:
+                    out |= self.import_from(target[0], target[1])
+        if out:
+            return frozenset(out)
+        for star_mod, guards in m.star_imports:
+            if not self.guards_may_hold(guards, scope):
+                continue
+            sm = self.module(star_mod)
+            if sm is None:
+                continue
+            exported = sm.dunder_all if sm.dunder_all is not None else None
+            if (exported is not None and name in exported) or (
+                exported is None and not name.startswith("_") and (name in sm.bindings or any(True for _ in sm.star_imports))
+            ):
+                r = self.resolve_global(star_mod, name)
+                if r and not all(isinstance(v, Unknown) for v in r):
+                    return r
+        if m.is_package:
+            sub = f"{mod}.{name}"
+            if self.locator.find(sub) is not None:
+                return frozenset({Module(sub)})
+        if name in BUILTIN_NAMES:
+            return frozenset({External(f"builtins.{name}")})
+        if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
+            return frozenset({Unknown("module dunder")})
+        return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def import_from(self, module: str, name: str) -> frozenset:
+        m = self.module(module)
+        if m is None:
+            return frozenset({External(model.normalize(f"{module}.{name}"))})
+        if name in m.bindings or not m.is_package:
+            return self.resolve_global(module, name)
+        sub = f"{module}.{name}"
+        if self.locator.find(sub) is not None:
+            return frozenset({Module(sub)})
+        return self.resolve_global(module, name)
+
+    def lookup(self, name: str, scope: Scope) -> frozenset:
+        s: Optional[Scope] = scope
+        while s is not None and s.func is not None:
+            f = s.func
+            if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
+                return self.param_value(name, s)
+            if name in f.locals:
+                key = ("local", s.key(), name)
+                if key in self._eval_memo:
+                    return self._eval_memo[key]
+                if key in self._active:
+                    return EMPTY
+                self._active.add(key)
+                try:
+                    out = frozenset().union(*(self.eval(e, s) for e in f.locals[name]))
+                finally:
+                    self._active.discard(key)
+                if s.bindings is None:
+                    self._eval_memo[key] = out
+                return out
+            if f.parent is None:
+                break
+            parent_id = f"{s.module}:{f.parent}"
+            s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls)
+        return self.resolve_global(scope.module, name)
+
+    def param_value(self, name: str, s: Scope) -> frozenset:
+        f = s.func
+        if s.bindings is not None and name in s.bindings:
+            return s.bindings[name]
+        if f.params and name == f.params[0] and f.class_name is not None:
+            owner = f"{s.module}:{f.class_name}"
+            flags = self.function_value(s.func_id, s).flags if s.func_id else frozenset()
+            if "staticmethod" in flags:
+                pass
+            elif "classmethod" in flags:
+                return frozenset({Class(s.self_cls or owner)})
+            else:
+                return frozenset({Instance(s.self_cls or owner)})
+        ann = f.annotations.get(name)
+        if ann is not None:
+            inst = self.instances_of(ann, Scope(s.module))
+            if inst:
+                return inst
+        if name == f.vararg or name == f.kwarg:
+            return frozenset({Unknown("varargs")})
+        return frozenset({Unknown(f"parameter {name}")})
+
+    def instances_of(self, type_expr, scope: Scope) -> frozenset:
+        """Values of a type annotation: ``Foo`` -> Instance(Foo); ``Optional[Foo]``, ``Foo | None``, ``"Foo"``."""
+        k = type_expr[0]
+        if k == "const" and isinstance(type_expr[1], str):
+            name = type_expr[1].strip()
+            expr = ("name", name) if "." not in name else _dotted_expr(name)
+            return self.instances_of(expr, scope) if expr else EMPTY
+        if k == "binop" and type_expr[1] == "BitOr":
+            return self.instances_of(type_expr[2], scope) | self.instances_of(type_expr[3], scope)
+        if k == "sub":
+            base = self.eval(type_expr[1], scope)
+            names = {v.name for v in base if isinstance(v, External)}
+            if names & {"typing.Optional", "typing.Union"}:
+                inner = type_expr[2]
+                items = inner[2] if inner[0] == "seq" else (inner,)
+                return frozenset().union(*(self.instances_of(i, scope) for i in items))
+            return EMPTY
+        out = set()
+        for v in self.eval(type_expr, scope):
+            if isinstance(v, Class):
+                out.add(Instance(v.id))
+            elif isinstance(v, External) and v.name not in ("builtins.None",) and not v.name.startswith("typing."):
+                out.add(ExternalInstance(model.normalize(v.name)))
+        return frozenset(out)
+
+    # ------------------------------------------------------------ expressions
+    def eval(self, expr, scope: Scope) -> frozenset:
+        if expr is None:
+            return UNKNOWN
+        key = (expr, scope.key())
+        memo = scope.bindings is None
+        if memo and key in self._eval_memo:
+            return self._eval_memo[key]
+        if key in self._active:
+            return EMPTY
+        self._active.add(key)
+        try:
+            res = self._eval(expr, scope)
+        except RecursionError:
+            res = frozenset({Unknown("recursion")})
+        finally:
+            self._active.discard(key)
+        if memo:
+            self._eval_memo[key] = res
+        return res
+
+    def _eval(self, e, scope: Scope) -> frozenset:
+        k = e[0]
+        if k == "name":
+            return self.lookup(e[1], scope)
+        if k == "attr":
+            base = self.eval(e[1], scope)
+            return frozenset().union(*(self.attr(v, e[2]) for v in base)) if base else EMPTY
+        if k == "call":
+            callees = self.eval(e[1], scope)
+            out = set()
+            for c in callees:
+                out |= self.call(c, e[2], e[3], scope)
+            return frozenset(out)
+        if k == "const":
+            return frozenset({Const(e[1])})
+        if k == "sub":
+            return self._subscript(self.eval(e[1], scope), e[2], scope)
+        if k == "dict":
+            items = []
+            for kx, vx in e[1]:
+                kv = self.eval(kx, scope) if kx is not None else EMPTY
+                key = next(iter(kv)).value if len(kv) == 1 and isinstance(next(iter(kv)), Const) else None
+                items.append((key, self.eval(vx, scope)))
+            return frozenset({DictVal(tuple(items))})
+        if k == "seq":
+            elems = frozenset().union(*(self.eval(x, scope) for x in e[2])) if e[2] else EMPTY
+            return frozenset({SeqVal(elems)})
+        if k == "comp":
+            return frozenset({SeqVal(self.eval(e[1], scope))})
+        if k == "func":
+            return frozenset({self.function_value(f"{scope.module}:{e[1]}", scope)})
+        if k == "classref":
+            return frozenset({Class(f"{scope.module}:{e[1]}")})
+        if k == "modref":
+            return self.module_value(e[1])
+        if k == "importfrom":
+            return self.import_from(e[1], e[2])
+        if k == "binop":
+            left, right = self.eval(e[2], scope), self.eval(e[3], scope)
+            if e[1] == "Div" and any(isinstance(v, ExternalInstance) and v.type == "pathlib.Path" for v in left):
+                return frozenset({ExternalInstance("pathlib.Path")})
+            if e[1] == "BitOr":
+                return left | right
+            if len(left) == 1 and len(right) == 1:
+                a, b = next(iter(left)), next(iter(right))
+                if isinstance(a, Const) and isinstance(b, Const):
+                    try:
+                        if e[1] == "Add":
+                            return frozenset({Const(a.value + b.value)})
+                    except TypeError:
+                        pass
+            return frozenset({Unknown("binop")})
+        if k == "ifexp":
+            t = self.truth(e[1], scope)
+            if t is True:
+                return self.eval(e[2], scope)
+            if t is False:
+                return self.eval(e[3], scope)
+            return self.eval(e[2], scope) | self.eval(e[3], scope)
+        if k == "fstr":
+            parts = []
+            for p in e[1]:
+                v = self.eval(p, scope)
+                if len(v) == 1 and isinstance(next(iter(v)), Const):
+                    parts.append(str(next(iter(v)).value))
+                else:
+                    return frozenset({Unknown("fstring")})
+            return frozenset({Const("".join(parts))})
+        if k in ("item", "iter"):
+            base = self.eval(e[1], scope)
+            out = set()
+            for v in base:
+                if isinstance(v, SeqVal):
+                    out |= v.elems
+                elif isinstance(v, DictVal) and k == "iter":
+                    out |= {Const(key) for key, _ in v.items if key is not None}
+                else:
+                    out.add(Unknown("element"))
+            return frozenset(out)
+        if k == "enter":
+            out = set()
+            for v in self.eval(e[1], scope):
+                if isinstance(v, Instance):
+                    enter = self.member(v.cls, "__enter__", v)
+                    out |= frozenset().union(*(self.call(f, (), (), scope) for f in enter)) if enter else {v}
+                else:
+                    out.add(v)
+            return frozenset(out)
+        if k == "annot":
+            return self.instances_of(e[1], scope) or UNKNOWN
+        if k == "starred":
+            return self.eval(e[1], scope)
+        if k in ("cmp", "bool", "not"):
+            t = self.truth(e, scope)
+            return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
+        return frozenset({Unknown(k)})
+
+    def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
+        out = set()
+        key_vals = None
+        for v in base:
+            if isinstance(v, DictVal):
+                if key_vals is None:
+                    key_vals = self.eval(key_expr, scope)
+                consts = [kv.value for kv in key_vals if isinstance(kv, Const)]
+                if consts and len(consts) == len(key_vals):
+                    hit = False
+                    for kc in consts:
+                        for key, vals in v.items:
+                            if key == kc:
+                                out |= vals
+                                hit = True
+                    if not hit:
+                        out.add(Unknown("missing key"))
+                else:
+                    for _, vals in v.items:
+                        out |= vals
+            elif isinstance(v, SeqVal):
+                out |= v.elems
+            elif isinstance(v, (External, Class)) or isinstance(v, ExternalInstance) and v.type.startswith("typing"):
+                out.add(v)  # typing generics: List[int] -> the origin
+            else:
+                out.add(Unknown("subscript"))
+        return frozenset(out)
+
+    # ------------------------------------------------------------- attributes
+    def attr(self, v, name: str) -> frozenset:
+        if isinstance(v, Module):
+            return self.resolve_global(v.name, name)
+        if isinstance(v, External):
+            return frozenset({External(model.normalize(f"{v.name}.{name}"))})
+        if isinstance(v, Instance):
+            return self.member(v.cls, name, v)
+        if isinstance(v, Class):
+            return self.member(v.id, name, None)
+        if isinstance(v, Super):
+            mro = self.mro(v.self_cls)
+            try:
+                after = mro[mro.index(v.cls) + 1:]
+            except ValueError:
+                after = mro[1:]
+            return self._member_in(after, name, Instance(v.self_cls))
+        if isinstance(v, ExternalInstance):
+            if v.type == "pathlib.Path":
+                if name in ("parent",):
+                    return frozenset({ExternalInstance("pathlib.Path")})
+                if name in ("parents",):
+                    return frozenset({SeqVal(frozenset({ExternalInstance("pathlib.Path")}))})
+            return frozenset({External(model.normalize(f"{v.type}.{name}"))})
+        if isinstance(v, Foreign):
+            return frozenset({Foreign(v.origin, f"{v.path}.{name}" if v.path else name)})
+        if isinstance(v, Namespace):
+            for n, vals in v.items:
+                if n == name:
+                    return vals
+            return frozenset({Unknown("namespace attr")})
+        if isinstance(v, Op):
+            return frozenset({v})
+        if isinstance(v, Func):
+            if name in ("__wrapped__", "__func__"):
+                return frozenset({Func(v.id, v.self_cls)})
+            return frozenset({Unknown("function attribute")})
+        return frozenset({Unknown("attr")})
+
+    def mro(self, cid: str) -> list:
+        """Linearised bases: class ids of indexed classes and ``External`` names of outside ones."""
+        if cid in self._mro_memo:
+            return self._mro_memo[cid]
+        self._mro_memo[cid] = [cid]  # cut cycles
+        out = [cid]
+        c = self.klass(cid)
+        if c is not None:
+            mod = split_id(cid)[0]
+            for b in c.bases:
+                for bv in self.eval(b, Scope(mod)):
+                    if isinstance(bv, Class):
+                        for x in self.mro(bv.id):
+                            if x not in out:
+                                out.append(x)
+                    elif isinstance(bv, External):
+                        n = model.normalize(bv.name)
+                        if n not in out:
+                            out.append(n)
+        self._mro_memo[cid] = out
+        return out
+
+    def is_nn_module(self, cid: str) -> bool:
+        return any(model.is_nn_module_base(x) for x in self.mro(cid) if ":" not in x)
+
+    def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
+        return self._member_in(self.mro(cid), name, inst)
+
+    def _member_in(self, mro: list, name: str, inst: Optional[Instance]) -> frozenset:
+        first = None
+        for cid in mro:
+            if ":" not in cid:
+                continue
+            c = self.klass(cid)
+            if c is None:
+                continue
+            if name in c.methods:
+                first = ("method", cid, c.methods[name])
+                break
+            if name in c.class_attrs:
+                first = ("classattr", cid, c.class_attrs[name])
+                break
+        if first and first[0] == "method":
+            mod = split_id(first[1])[0]
+            fv = self.function_value(f"{mod}:{first[2]}", Scope(mod))
+            if "property" in fv.flags or "cached_property" in fv.flags:
+                if inst is None:
+                    return frozenset({fv})
+                bound = Func(fv.id, inst.cls, fv.flags, fv.wrappers)
+                return self.call(bound, (), (), Scope(mod))
+        if inst is not None:
+            vals = set()
+            for cid in mro:
+                if ":" not in cid:
+                    continue
+                c = self.klass(cid)
+                if c is None or name not in c.self_attrs:
+                    continue
+                mod = split_id(cid)[0]
+                for expr, method_qual in c.self_attrs[name]:
+                    mid = f"{mod}:{method_qual}"
+                    vals |= self.eval(expr, Scope(mod, self.function(mid), mid, inst.cls))
+            if vals:
+                return frozenset(vals)
+        if first is None:
+            ext = [x for x in mro if ":" not in x]
+            if ext:
+                return frozenset({External(model.normalize(f"{ext[0]}.{name}"))})
+            return frozenset({Unknown(f"no attribute {name}")})
+        kind, cid, payload = first
+        mod = split_id(cid)[0]
+        if kind == "method":
+            fv = self.function_value(f"{mod}:{payload}", Scope(mod))
+            if inst is not None and "staticmethod" not in fv.flags:
+                return frozenset({Func(fv.id, inst.cls, fv.flags, fv.wrappers)})
+            if "classmethod" in fv.flags:
+                return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
+            return frozenset({fv})
+        return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
+
+    # ------------------------------------------------------------ functions
+    def function_value(self, fid: str, scope: Scope) -> Func:
+        """The value a ``def`` binds: the function with its decorators applied (cache, disable, op...)."""
+        if fid in self._func_value_memo:
+            return self._func_value_memo[fid]
+        base = Func(fid)
+        self._func_value_memo[fid] = base  # cut recursion through self-referencing decorators
+        f = self.function(fid)
+        result = base
+        if f is not None and f.decorators:
+            mod = split_id(fid)[0]
+            dscope = Scope(mod)
+            if f.parent:
+                pid = f"{mod}:{f.parent}"
+                dscope = Scope(mod, self.function(pid), pid)
+            cur = frozenset({base})
+            for d in reversed(f.decorators):
+                cur = self.apply_decorator(self.eval(d, dscope), cur, dscope)
+            funcs = [v for v in cur if isinstance(v, (Func, Op))]
+            result = funcs[0] if len(funcs) == 1 else base if not funcs else sorted(funcs, key=repr)[0]
+        self._func_value_memo[fid] = result
+        return result
+
+    def apply_decorator(self, decorators: frozenset, targets: frozenset, scope: Scope) -> frozenset:
+        out = set()
+        for d in decorators:
+            for t in targets:
+                out |= self._apply_one(d, t, scope)
+        return frozenset(out) if out else targets
+
+    def _apply_one(self, d, t, scope: Scope) -> frozenset:
+        if isinstance(t, Op):
+            return frozenset({t})
+        if isinstance(d, External) or isinstance(d, Func) and self._decorator_table_name(d):
+            name = model.normalize(d.name) if isinstance(d, External) else self._decorator_table_name(d)
+            return self._apply_named(name, t)
+        if isinstance(t, Partial) or not isinstance(t, Func):
+            return frozenset({t})
+        if isinstance(d, Func):
+            res = self.call(d, (("__value__", frozenset({t})),), (), scope)
+            if not res:
+                return frozenset({t})
+            out = set()
+            for r in res:
+                if isinstance(r, Func) and r.id == t.id:
+                    out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + r.wrappers))
+                elif isinstance(r, Op):
+                    out.add(r)
+                elif isinstance(r, Func):
+                    # a wrapper (functools.wraps style): calling it runs the wrapper and the original
+                    out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + (r.id,)))
+                else:
+                    out.add(t)
+            return frozenset(out)
+        if isinstance(d, Class):
+            return frozenset({t})
+        return frozenset({t})
+
+    def _decorator_table_name(self, d: Func) -> Optional[str]:
+        name = dotted(d.id)
+        if name in model.OP_REGISTRATION_DECORATORS or name in model.DISABLE_DECORATORS:
+            return name
+        return None
+
+    def _apply_named(self, name: str, t) -> frozenset:
+        if not isinstance(t, Func):
+            if name in model.OP_DECORATORS or name in model.OP_REGISTRATION_DECORATORS:
+                return frozenset({Op(name)})
+            return frozenset({t})
+        if name in model.CACHE_DECORATORS:
+            return frozenset({t.with_flags("cached")})
+        if name in model.CACHED_PROPERTY:
+            return frozenset({t.with_flags("cached_property")})
+        if name in model.PROPERTY:
+            return frozenset({t.with_flags("property")})
+        if name in model.DISABLE_DECORATORS:
+            return frozenset({t.with_flags("disabled")})
+        if name in model.OP_DECORATORS or name in model.OP_REGISTRATION_DECORATORS:
+            return frozenset({Op(name)})
+        if name in model.TRACE_TIME_DECORATORS:
+            return frozenset({t.with_flags("tracetime:" + model.TRACE_TIME_DECORATORS[name])})
+        if name == "builtins.staticmethod" or name == "staticmethod":
+            return frozenset({t.with_flags("staticmethod")})
+        if name == "builtins.classmethod" or name == "classmethod":
+            return frozenset({t.with_flags("classmethod")})
+        if name.endswith(".setter") or name.endswith(".deleter"):
+            return frozenset({t.with_flags("setter")})
+        return frozenset({t})
+
+    def _bind_args(self, f: FunctionSummary, fv: Func, args, kwargs, scope: Scope) -> dict:
+        params = list(f.params)
+        b: dict = {}
+        if fv.self_cls is not None and params and "staticmethod" not in fv.flags:
+            first = params.pop(0)
+            b[first] = frozenset({Class(fv.self_cls)}) if "classmethod" in fv.flags else frozenset({Instance(fv.self_cls)})
+        i = 0
+        for a in args:
+            if isinstance(a, tuple) and len(a) == 2 and a[0] == "__value__":
+                vals = a[1]
+            elif a[0] == "starred":
+                break
+            else:
+                vals = self.eval(a, scope)
+            if i < len(params):
+                b[params[i]] = vals
+            i += 1
+        for kname, kexpr in kwargs:
+            if kname is not None and (kname in params or kname in f.kwonly):
+                b[kname] = self.eval(kexpr, scope)
+        mod = split_id(fv.id)[0]
+        for p in params + list(f.kwonly):
+            if p not in b and p in f.defaults:
+                b[p] = self.eval(f.defaults[p], Scope(mod))
+        return b
+
+    def call(self, v, args, kwargs, scope: Scope) -> frozenset:
+        """What calling ``v`` may return (for value inference; the reach walk records the edges)."""
+        if isinstance(v, Func):
+            if "op" in v.flags:
+                return frozenset({Unknown("op result")})
+            f = self.function(v.id)
+            if f is None:
+                return frozenset({Unknown("missing function")})
+            if scope.depth >= MAX_CALL_DEPTH:
+                return self._returns_without_args(v, f)
+            bindings = self._bind_args(f, v, args, kwargs, scope)
+            try:
+                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                hash(key)
+            except TypeError:
+                key = None
+            if key is not None and key in self._call_memo:
+                return self._call_memo[key]
+            if key is not None and key in self._active:
+                return EMPTY
+            if key is not None:
+                self._active.add(key)
+            try:
+                mod = split_id(v.id)[0]
+                inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1)
+                out = set()
+                for r in f.returns:
+                    out |= self.eval(r, inner)
+                if f.returns_annotation is not None:
+                    out |= self.instances_of(f.returns_annotation, Scope(mod))
+                res = frozenset(out) if out else frozenset({Const(None)})
+            finally:
+                if key is not None:
+                    self._active.discard(key)
+            if key is not None:
+                self._call_memo[key] = res
+            return res
+        if isinstance(v, Class):
+            return frozenset({Instance(v.id)})
+        if isinstance(v, Instance):
+            target = self.callable_members(v)
+            return frozenset().union(*(self.call(t, args, kwargs, scope) for t in target)) if target else UNKNOWN
+        if isinstance(v, Partial):
+            return frozenset().union(*(self.call(t, args, kwargs, scope) for t in v.target)) if v.target else UNKNOWN
+        if isinstance(v, External):
+            return self._call_external(model.normalize(v.name), args, kwargs, scope)
+        if isinstance(v, Foreign):
+            return frozenset({Unknown("foreign result")})
+        return frozenset({Unknown("call")})
+
+    def _returns_without_args(self, v: Func, f: FunctionSummary) -> frozenset:
+        if f.returns_annotation is not None:
+            r = self.instances_of(f.returns_annotation, Scope(split_id(v.id)[0]))
+            if r:
+                return r
+        return UNKNOWN
+
+    def callable_members(self, inst: Instance) -> frozenset:
+        """What ``inst(...)`` runs: ``__call__``, or ``forward`` for an nn.Module."""
+        call = self.member(inst.cls, "__call__", inst)
+        funcs = frozenset(x for x in call if isinstance(x, Func))
+        if funcs:
+            return funcs
+        if self.is_nn_module(inst.cls):
+            fwd = self.member(inst.cls, "forward", inst)
+            return frozenset(x for x in fwd if isinstance(x, Func))
+        return EMPTY
+
+    def _arg_values(self, args, scope: Scope, i: int) -> frozenset:
+        if i >= len(args):
+            return EMPTY
+        a = args[i]
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "__value__":
+            return a[1]
+        return self.eval(a, scope)
+
+    def _call_external(self, name: str, args, kwargs, scope: Scope) -> frozenset:
+        first = self._arg_values(args, scope, 0) if args else EMPTY
+        callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
+        decorator_like = (
+            name in model.CACHE_DECORATORS or name in model.DISABLE_DECORATORS or name in model.OP_DECORATORS
+            or name in model.TRACE_TIME_DECORATORS or name in model.TRANSPARENT_WRAPPER_CALLS
+            or name in model.CACHED_PROPERTY or name in model.PROPERTY
+        )
+        if decorator_like:
+            if callables and name not in model.OP_DECORATORS:
+                return self.apply_decorator(frozenset({External(name)}), callables, scope)
+            if name in model.OP_DECORATORS and len(args) >= 2:
+                return frozenset({Op(name)})
+            return frozenset({External(name)})  # a decorator factory: applying it later does the work
+        if name in model.OP_REGISTRATION_CALLS:
+            return frozenset({Op(name)})
+        if name == "functools.partial":
+            return frozenset({Partial(first, max(0, len(args) - 1))})
+        if name == "builtins.getattr" and len(args) >= 2:
+            attr = self._arg_values(args, scope, 1)
+            if len(attr) == 1 and isinstance(next(iter(attr)), Const) and isinstance(next(iter(attr)).value, str):
+                aname = next(iter(attr)).value
+                return frozenset().union(*(self.attr(o, aname) for o in first)) if first else UNKNOWN
+            return UNKNOWN
+        if name == "builtins.type" and len(args) == 1:
+            return frozenset(Class(x.cls) for x in first if isinstance(x, Instance)) or UNKNOWN
+        if name == "builtins.super":
+            if scope.func is not None and scope.func.class_name:
+                owner = f"{scope.module}:{scope.func.class_name}"
+                return frozenset({Super(owner, scope.self_cls or owner)})
+            return UNKNOWN
+        if name == "types.SimpleNamespace":
+            return frozenset({Namespace(tuple((k, self.eval(x, scope)) for k, x in kwargs if k))})
+        if name in _CONTAINER_FACTORIES:
+            elems = set()
+            for x in first:
+                if isinstance(x, SeqVal):
+                    elems |= x.elems
+                elif isinstance(x, DictVal):
+                    for _, vals in x.items:
+                        elems |= vals
+            return frozenset({SeqVal(frozenset(elems))})
+        if name in self.foreign_origins:
+            return frozenset({Foreign(name)})
+        if name in model.EXTERNAL_RETURNS:
+            return frozenset({ExternalInstance(model.EXTERNAL_RETURNS[name])})
+        if name.startswith("pathlib.Path.") and name.rsplit(".", 1)[1] in model.PATH_RETURNING_METHODS:
+            return frozenset({ExternalInstance("pathlib.Path")})
+        if name.startswith("builtins."):
+            return frozenset({Unknown(name)})
+        last = name.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return frozenset({ExternalInstance(name)})
+        return frozenset({ExternalInstance(f"{name}()")})
+
+    # ------------------------------------------------------------ conditions
+    def truth(self, e, scope: Scope, predicates: Optional[dict] = None) -> Optional[bool]:
+        """Three-valued truth of a condition: True, False, or None (unknown)."""
+        k = e[0]
+        if k == "const":
+            return bool(e[1])
+        if k == "not":
+            t = self.truth(e[1], scope, predicates)
+            return None if t is None else not t
+        if k == "bool":
+            vals = [self.truth(x, scope, predicates) for x in e[2]]
+            if e[1] == "and":
+                if any(v is False for v in vals):
+                    return False
+                return True if all(v is True for v in vals) else None
+            if any(v is True for v in vals):
+                return True
+            return False if all(v is False for v in vals) else None
+        if self.arch_eval is not None:
+            t = self.arch_eval(e, scope, self)
+            if t is not None:
+                return t
+        if k == "call":
+            callees = self.eval(e[1], scope)
+            verdicts = set()
+            for c in callees:
+                name = c.name if isinstance(c, External) else dotted(c.id) if isinstance(c, Func) else None
+                verdicts.add(self._predicate(name, predicates))
+            if len(verdicts) == 1:
+                return verdicts.pop()
+            return None
+        if k in ("name", "attr"):
+            vals = self.eval(e, scope)
+            if len(vals) == 1:
+                v = next(iter(vals))
+                if isinstance(v, Const):
+                    return bool(v.value)
+                if isinstance(v, External):
+                    return self._predicate(v.name, predicates, called=False)
+            elif vals and all(isinstance(v, Const) for v in vals):
+                ts = {bool(v.value) for v in vals}
+                if len(ts) == 1:
+                    return ts.pop()
+            return None
+        if k == "cmp" and len(e[2]) == 1:
+            left, right = self.eval(e[1], scope), self.eval(e[2][0][1], scope)
+            if len(left) == 1 and len(right) == 1:
+                a, b = next(iter(left)), next(iter(right))
+                if isinstance(a, Const) and isinstance(b, Const):
+                    return _compare(e[2][0][0], a.value, b.value)
+        return None
+
+    def _predicate(self, name: Optional[str], predicates: Optional[dict], called: bool = True) -> Optional[bool]:
+        if name is None:
+            return None
+        name = model.normalize(name)
+        if predicates:
+            if name in predicates:
+                return predicates[name]
+            short = name.rsplit(".", 1)[-1]
+            if f"*.{short}" in predicates:
+                return predicates[f"*.{short}"]
+        if called and name in model.REGION_PREDICATES and name != "typing.TYPE_CHECKING":
+            return None  # only true inside a region: the caller passes region predicates
+        if not called and name == "typing.TYPE_CHECKING":
+            return False
+        return None
+
+    def guards_may_hold(self, guards, scope: Scope, predicates: Optional[dict] = None) -> bool:
+        for g in guards:
+            t = self.truth(g.cond, scope, predicates)
+            if t is not None and t != g.polarity:
+                return False
+        return True
+
+
+def _compare(op: str, a, b) -> Optional[bool]:
+    try:
+        return {
+            "Eq": lambda: a == b, "NotEq": lambda: a != b, "Lt": lambda: a < b, "LtE": lambda: a <= b,
+            "Gt": lambda: a > b, "GtE": lambda: a >= b, "In": lambda: a in b, "NotIn": lambda: a not in b,
+            "Is": lambda: a is b, "IsNot": lambda: a is not b,
+        }[op]()
+    except (TypeError, KeyError):
+        return None
+
+
+def _dotted_expr(name: str):
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    e = ("name", parts[0])
+    for p in parts[1:]:
+        e = ("attr", e, p)
+    return e

@@ -1,0 +1,450 @@
+"""Reach: walk from each region with Dynamo's semantics and report every hazard on the way.
+
+The walk is a breadth-first search over ``Node`` = (function, class bound to ``self``, mode), so the first
+time a node is reached is by a shortest path; the parent links give the call path of every finding.
+
+What one call site means is worked out once per (function, self class) as a list of ``Action``s
+(``actions``); how an action is reported depends on the walk's mode:
+
+- ``trace``: ordinary traced code;
+- ``cached``: below a ``functools.cache``: Dynamo traces it anyway, env reads agree with eager (both frozen),
+  Python side effects and random values do not;
+- ``tracetime:<marker>``: below ``allow_in_graph``/``nonstrict_trace``/``assume_constant_result``: the body runs
+  while tracing, so its hazards are silent differences (CL204), not breaks;
+- ``disabled``: below a ``torch.compiler.disable`` reached from a fullgraph region: the disable is itself an
+  error there, and the hazards behind it still need a real fix.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Optional
+
+from compile_lint.rules import ALL_RULES, rule_for_call, rule_for_enter, rule_for_shape
+from compile_lint.rules.caching import RANDOM_FACTORIES
+
+from .dynamo import model
+from .findings import Finding, Frame, RegionRef
+from .program import Program, Scope, dotted, split_id
+from .regions import Region
+from .ruledef import BREAK, NOTE, SILENT
+from .values import (
+    Class,
+    Const,
+    External,
+    ExternalInstance,
+    Foreign,
+    Func,
+    Instance,
+    Op,
+    Partial,
+    Unknown,
+)
+
+
+@dataclass(frozen=True)
+class Node:
+    fid: str
+    self_cls: Optional[str]
+    mode: str = "trace"
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # enter | sink | shape | env | random | mutate | skipped | foreign | cached_property | stop | unresolved
+    line: int
+    col: int
+    guards: tuple
+    target: object = None  # Func for enter / cached_property
+    rule: str = ""
+    callee: str = ""
+    detail: str = ""
+
+
+@dataclass
+class ReachStats:
+    call_sites: int = 0
+    unresolved_calls: int = 0
+    external_calls: int = 0
+    boundaries: int = 0
+    functions_walked: int = 0
+    unresolved_samples: list = field(default_factory=list)
+
+
+def module_of(name: str) -> str:
+    parts = []
+    for p in name.split("."):
+        if p.endswith("()") or p[:1].isupper():
+            break
+        parts.append(p)
+    if len(parts) == len(name.split(".")):
+        parts = parts[:-1]
+    return ".".join(parts) or name
+
+
+class Reach:
+    def __init__(self, program: Program, trace_rules=None):
+        self.p = program
+        self.trace_rules = trace_rules
+        self.stats = ReachStats()
+        self._actions: dict = {}
+        self._guard_memo: dict = {}
+
+    # ----------------------------------------------------------- call-site meaning
+    def actions(self, fid: str, self_cls: Optional[str]) -> list:
+        key = (fid, self_cls)
+        if key in self._actions:
+            return self._actions[key]
+        self._actions[key] = []  # recursion guard
+        f = self.p.function(fid)
+        out: list = []
+        if f is not None:
+            mod = split_id(fid)[0]
+            scope = Scope(mod, f, fid, self_cls)
+            for site in f.calls:
+                self.stats.call_sites += 1
+                out += self._call_actions(site, scope)
+            for a in f.attrs:
+                out += self._attr_actions(a, scope)
+            for eff in f.effects:
+                out += self._effect_actions(eff, scope)
+        self._actions[key] = out
+        return out
+
+    def _call_actions(self, site, scope: Scope) -> list:
+        vals = self.p.eval(site.func, scope)
+        acts = []
+        resolved = False
+        for v in vals:
+            a = self._classify(v, site, scope)
+            if a:
+                resolved = resolved or any(x.kind != "unresolved" for x in a)
+                acts += a
+        if not resolved:
+            shape = None
+            if site.func[0] == "attr":
+                shape = rule_for_shape(site.func[2], len(site.args))
+            if shape is not None:
+                acts = [Action("shape", site.line, site.col, site.guards, rule=shape.code, callee=f"*.{site.func[2]}")]
+            else:
+                self.stats.unresolved_calls += 1
+                if len(self.stats.unresolved_samples) < 200:
+                    self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
+        return [a for a in acts if a.kind != "unresolved"]
+
+    def _classify(self, v, site, scope: Scope) -> list:
+        at = (site.line, site.col, site.guards)
+        if isinstance(v, (Func, Class)):
+            # A sink is a sink even when its package is installed and indexed (filelock.FileLock).
+            name = dotted(v.id)
+            rule = rule_for_call(name)
+            if rule is not None and rule.code != "CL201":
+                return [Action("sink", *at, rule=rule.code, callee=name)]
+        if isinstance(v, Func):
+            return [Action("enter", *at, target=v, callee=dotted(v.id))]
+        if isinstance(v, Op):
+            self.stats.boundaries += 1
+            return [Action("stop", *at, detail="op")]
+        if isinstance(v, Class):
+            acts = []
+            for init in self.p.member(v.id, "__init__", Instance(v.id)):
+                if isinstance(init, Func):
+                    acts.append(Action("enter", *at, target=init, callee=dotted(v.id)))
+            return acts or [Action("stop", *at, detail="class without __init__")]
+        if isinstance(v, Instance):
+            targets = self.p.callable_members(v)
+            if targets:
+                return [Action("enter", *at, target=t, callee=dotted(t.id)) for t in targets]
+            return [Action("unresolved", *at)]
+        if isinstance(v, Partial):
+            return [a for t in v.target for a in self._classify(t, site, scope)]
+        if isinstance(v, External):
+            return self._classify_external(model.normalize(v.name), site, scope)
+        if isinstance(v, Foreign):
+            return [Action("foreign", *at, rule="CL114", callee=f"{v.origin}(...).{v.path}" if v.path else v.origin)]
+        if isinstance(v, ExternalInstance):
+            self.stats.external_calls += 1
+            return [Action("stop", *at, detail="external object")]
+        return [Action("unresolved", *at)]
+
+    def _all_const(self, site, scope: Scope) -> bool:
+        for a in site.args:
+            vals = self.p.eval(a, scope)
+            if not vals or not all(isinstance(x, Const) for x in vals):
+                return False
+        for _, a in site.kwargs:
+            vals = self.p.eval(a, scope)
+            if not vals or not all(isinstance(x, Const) for x in vals):
+                return False
+        return True
+
+    def _classify_external(self, name: str, site, scope: Scope) -> list:
+        at = (site.line, site.col, site.guards)
+        self.stats.external_calls += 1
+        rule = rule_for_call(name)
+        if rule is not None:
+            if rule.code == "CL201":
+                key = None
+                if site.args:
+                    kv = self.p.eval(site.args[0], scope)
+                    if len(kv) == 1 and isinstance(next(iter(kv)), Const):
+                        key = next(iter(kv)).value
+                return [Action("env", *at, rule=rule.code, callee=name, detail="" if key is None else str(key))]
+            if name in model.CONSTANT_FOLDED and self._all_const(site, scope):
+                return [Action("stop", *at, detail="constant-folded")]
+            return [Action("sink", *at, rule=rule.code, callee=name)]
+        if name in RANDOM_FACTORIES:
+            return [Action("random", *at, rule="CL202", callee=name)]
+        if name in model.CONSTANT_FOLDED:
+            if self._all_const(site, scope):
+                return [Action("stop", *at, detail="constant-folded")]
+        top = name.split(".")[0]
+        if top in model.OPAQUE_PACKAGES and name not in model.CONSTANT_FOLDED:
+            self.stats.boundaries += 1
+            return [Action("stop", *at, detail="torch")]
+        if top == "builtins":
+            return [Action("stop", *at, detail="builtin")]
+        if self.trace_rules is not None:
+            reason = self.trace_rules.module_skip_reason(module_of(name))
+            if reason:
+                return [Action("skipped", *at, rule="CL117", callee=name, detail=reason)]
+        return [Action("stop", *at, detail="external")]
+
+    def _attr_actions(self, a, scope: Scope) -> list:
+        out = []
+        for base in self.p.eval(a.base, scope):
+            if not isinstance(base, Instance):
+                continue
+            for cid in self.p.mro(base.cls):
+                if ":" not in cid:
+                    continue
+                c = self.p.klass(cid)
+                if c is None:
+                    continue
+                if a.attr in c.methods:
+                    mod = split_id(cid)[0]
+                    fv = self.p.function_value(f"{mod}:{c.methods[a.attr]}", Scope(mod))
+                    bound = Func(fv.id, base.cls, fv.flags, fv.wrappers)
+                    if "cached_property" in fv.flags:
+                        out.append(Action("cached_property", a.line, a.col, a.guards, target=bound, rule="CL115",
+                                          callee=dotted(fv.id)))
+                    elif "property" in fv.flags:
+                        out.append(Action("enter", a.line, a.col, a.guards, target=bound, callee=dotted(fv.id)))
+                    break
+                if a.attr in c.class_attrs or a.attr in c.self_attrs:
+                    break
+        return out
+
+    def _effect_actions(self, eff, scope: Scope) -> list:
+        at = (eff.line, eff.col, eff.guards)
+        if eff.kind == "with":
+            out = []
+            for v in self.p.eval(eff.detail, scope):
+                if isinstance(v, ExternalInstance):
+                    r = rule_for_enter(model.normalize(v.type))
+                    if r is not None:
+                        out.append(Action("sink", *at, rule=r.code, callee=f"{v.type}.__enter__"))
+                elif isinstance(v, Instance):
+                    r = rule_for_call(dotted(v.cls))
+                    if r is not None:
+                        out.append(Action("sink", *at, rule=r.code, callee=f"{dotted(v.cls)}.__enter__"))
+                        continue
+                    for name in ("__enter__", "__exit__"):
+                        for fn in self.p.member(v.cls, name, v):
+                            if isinstance(fn, Func):
+                                out.append(Action("enter", *at, target=fn, callee=dotted(fn.id)))
+            return out
+        if eff.kind == "contains":
+            container, key = eff.detail
+            vals = self.p.eval(container, scope)
+            if any(isinstance(v, External) and model.normalize(v.name) == "os.environ" for v in vals):
+                kv = self.p.eval(key, scope)
+                k = next(iter(kv)).value if len(kv) == 1 and isinstance(next(iter(kv)), Const) else None
+                return [Action("env", *at, rule="CL201", callee="os.environ.__contains__",
+                               detail="" if k is None else str(k))]
+            return []
+        if eff.kind == "mutate":
+            return [Action("mutate", *at, rule="CL202", callee=eff.detail)]
+        return []
+
+    # ------------------------------------------------------------------- walk
+    def _guards_ok(self, act: Action, node: Node, predicates: dict) -> bool:
+        if not act.guards:
+            return True
+        key = (node.fid, node.self_cls, act.guards, tuple(sorted(predicates.items())))
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        f = self.p.function(node.fid)
+        scope = Scope(split_id(node.fid)[0], f, node.fid, node.self_cls)
+        ok = self.p.guards_may_hold(act.guards, scope, predicates)
+        self._guard_memo[key] = ok
+        return ok
+
+    def walk(self, region: Region) -> list:
+        predicates = dict(model.REGION_PREDICATES)
+        predicates.update(region.predicates)
+        region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
+        parent: dict = {}
+        queue: deque = deque()
+        for fid, self_cls in region.entries:
+            n = Node(fid, self_cls)
+            if n not in parent:
+                parent[n] = None
+                queue.append(n)
+        findings: list = []
+        while queue:
+            node = queue.popleft()
+            self.stats.functions_walked += 1
+            for act in self.actions(node.fid, node.self_cls):
+                if act.kind in ("stop", "unresolved"):
+                    continue
+                if not self._guards_ok(act, node, predicates):
+                    continue
+                if act.kind in ("enter", "cached_property"):
+                    if act.kind == "cached_property":
+                        findings += self._report(ALL_RULES["CL115"], act, node, parent, region, region_ref)
+                    for child in self._enter(act, node, parent, region, region_ref, findings):
+                        if child not in parent:
+                            parent[child] = (node, act)
+                            queue.append(child)
+                    continue
+                findings += self._hazard(act, node, parent, region, region_ref)
+        return findings
+
+    def _enter(self, act: Action, node: Node, parent, region: Region, region_ref, findings: list) -> list:
+        fv: Func = act.target
+        if "disabled" in fv.flags and not node.mode.startswith("tracetime"):
+            findings += self._report(ALL_RULES["CL116"], act, node, parent, region, region_ref)
+            if region.fullgraph is not True:
+                return []
+            mode = "disabled"
+        elif node.mode.startswith("tracetime"):
+            mode = node.mode
+        else:
+            tt = next((f for f in fv.flags if f.startswith("tracetime:")), None)
+            if tt:
+                mode = tt
+            elif node.mode == "disabled":
+                mode = "disabled"
+            elif "cached" in fv.flags or node.mode == "cached":
+                mode = "cached"
+            else:
+                mode = "trace"
+        children = [Node(fv.id, fv.self_cls, mode)]
+        children += [Node(w, None, mode) for w in fv.wrappers]
+        return children
+
+    def _hazard(self, act: Action, node: Node, parent, region: Region, region_ref) -> list:
+        rule = ALL_RULES[act.rule]
+        if act.kind == "env":
+            if node.mode == "cached":
+                return []  # eager caches the read too: both are frozen at the first call
+            if act.callee != "os.getenv" and act.detail and act.detail in self.p.env_set \
+                    and act.detail not in self.p.env_removed:
+                return []  # a key the program sets: present, and Dynamo guards .get/in of a present key
+        if act.kind in ("random", "mutate") and node.mode != "cached":
+            return []
+        detail = ""
+        if act.kind == "shape":
+            detail = " (receiver type not resolved; matched by method name)"
+        return self._report(rule, act, node, parent, region, region_ref, detail)
+
+    # ------------------------------------------------------------------- report
+    def _report(self, rule, act: Action, node: Node, parent, region: Region, region_ref, detail: str = "") -> list:
+        callee = act.callee
+        message = rule.message.format(callee=callee, detail=act.detail or "")
+        if rule.code == "CL117":
+            message = rule.message.format(callee=callee, detail=act.detail)
+        if rule.code == "CL202" and act.kind == "mutate":
+            message = f"mutates module state `{callee}` inside a cached function: Dynamo ignores the cache, so " \
+                      f"the mutation runs at every trace instead of once"
+        if rule.code == "CL202" and act.kind == "random":
+            message = f"`{callee}` inside a cached function draws new values on every compiled call (eager " \
+                      f"returns the cached tensor)"
+        if rule.code == "CL201" and act.detail:
+            message += f" (key {act.detail!r})"
+        message += detail
+        kind = rule.kind
+        if node.mode.startswith("tracetime") and rule.code not in ("CL204", "CL301") and kind != NOTE:
+            marker = node.mode.split(":", 1)[1]
+            inner = rule
+            rule = ALL_RULES["CL204"]
+            kind = rule.kind
+            message = rule.message.format(callee=marker, detail=f"`{callee}` ({inner.code} {inner.name})")
+        elif node.mode == "disabled" and rule.code != "CL116":
+            message += " (behind torch.compiler.disable, itself an error under fullgraph=True: use an op boundary)"
+        if kind == BREAK:
+            severity = "error" if region.fullgraph is True else "warning"
+            if rule.code == "CL116" and region.fullgraph is not True:
+                severity = "note"
+        elif kind == SILENT:
+            severity = "warning"
+        else:
+            severity = "note"
+        frames, cached = self._frames(node, act.line, parent)
+        f = self.p.function(node.fid)
+        mod = self.p.module(split_id(node.fid)[0])
+        return [Finding(
+            rule=rule.code,
+            severity=severity,
+            path=mod.path if mod else "",
+            line=act.line,
+            col=act.col + 1,
+            qualname=f.qualname if f else split_id(node.fid)[1],
+            message=message,
+            dynamo=rule.dynamo.describe(),
+            region=region_ref,
+            trace=tuple(frames),
+            callee=callee,
+            fix_point=self._fix_point(frames, cached, region),
+        )]
+
+    def _frames(self, node: Node, line: int, parent) -> tuple:
+        chain = []
+        cur, cur_line = node, line
+        cached = []
+        while cur is not None:
+            mod = self.p.module(split_id(cur.fid)[0])
+            f = self.p.function(cur.fid)
+            chain.append(Frame(mod.path if mod else "", cur_line, f.qualname if f else split_id(cur.fid)[1]))
+            link = parent.get(cur)
+            if link is None:
+                break
+            prev, act = link
+            if act.target is not None and "cached" in getattr(act.target, "flags", ()):
+                cached.append(len(chain) - 1)
+            cur, cur_line = prev, act.line
+        chain.reverse()
+        cached = [len(chain) - 1 - i for i in cached]
+        return chain, cached
+
+    def _fix_point(self, frames, cached_idx, region: Region) -> str:
+        if cached_idx:
+            return frames[min(cached_idx)].qualname
+        region_top = _top_package(region.path)
+        for fr in frames:
+            if _top_package(fr.path) != region_top:
+                return fr.qualname
+        return frames[-1].qualname if frames else ""
+
+
+def _top_package(path: str) -> str:
+    # the directory right under the nearest import root is the best cheap proxy for "the same package"
+    parts = path.replace("\\", "/").split("/")
+    for i, p in enumerate(parts):
+        if p in ("site-packages", "dist-packages"):
+            return parts[i + 1] if i + 1 < len(parts) else p
+    return "/".join(parts[:-1])
+
+
+def _text(e) -> str:
+    k = e[0]
+    if k == "name":
+        return e[1]
+    if k == "attr":
+        return f"{_text(e[1])}.{e[2]}"
+    if k == "call":
+        return f"{_text(e[1])}(...)"
+    if k == "sub":
+        return f"{_text(e[1])}[...]"
+    return f"<{k}>"

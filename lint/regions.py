@@ -1,0 +1,255 @@
+"""Regions: the entry points Dynamo traces, each with its ``fullgraph`` setting.
+
+Found in the scanned files only: ``@torch.compile`` / ``@torch.compile(...)``, ``torch.compile(f)``,
+``torch.compile(**kw)(f)``, ``torch.compile(module)`` and ``module.compile()`` (-> the class's ``forward``),
+``torch.compile(obj.method)``, ``torch.compile(torch.no_grad()(model.forward))``, ``torch._dynamo.optimize``,
+framework wrappers (``FRAMEWORK_MODELS``, data) and user entry points (``module:qualname``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .dynamo import model
+from .program import Program, Scope, dotted, split_id
+from .values import Class, Const, External, Func, Instance, Partial
+
+
+@dataclass(frozen=True)
+class FrameworkModel:
+    """A framework function that compiles one of its arguments.
+
+    ``target``: which argument is compiled (index or keyword); ``what``: "callable" (the argument itself),
+    "forward" (``type(arg).forward``), or "subclass-method:<name>" (the named method of every subclass of the
+    class that defines the decorated/called method).
+    """
+
+    callee: str  # dotted name of the framework function / decorator
+    target: tuple = (0, "module")
+    what: str = "forward"
+    fullgraph_keyword: Optional[str] = "fullgraph"
+    fullgraph_default: Optional[bool] = None
+    predicates: tuple = ()  # ((dotted or "*.name", bool), ...) true inside the region
+    kind: str = "call"  # "call" | "decorator"
+
+
+FRAMEWORK_MODELS: tuple = (
+    # SGLang piecewise CUDA graphs: compiles type(module).forward (fullgraph defaults to True there).
+    FrameworkModel("sglang.srt.compilation.compile.install_torch_compiled", (0, "module"), "forward", "fullgraph",
+                   True, (("*.is_in_piecewise_cuda_graph", True),)),
+    FrameworkModel("sglang.srt.model_executor.cuda_graph_runner.patch_model", (0, "model"), "forward", None, False),
+    FrameworkModel("sglang.srt.compilation.compile.compile_in_capture_mode", (0, "fn"), "callable", None, None,
+                   kind="decorator"),
+    # vLLM: @support_torch_compile on a model class compiles its forward with fullgraph.
+    FrameworkModel("vllm.compilation.decorators.support_torch_compile", (0, "cls"), "class-forward", None, True,
+                   kind="decorator"),
+)
+
+
+@dataclass
+class Region:
+    path: str  # file holding the compile call / decorator
+    line: int
+    qualname: str  # the compiled function's qualname (for reports)
+    kind: str  # "torch.compile", "decorator", "module.compile", framework callee, "entry-point", "public-api"
+    fullgraph: Optional[bool]
+    entries: list = field(default_factory=list)  # [(func id, self class id or None)]
+    predicates: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph=?"}[self.fullgraph]
+        return f"{self.kind}({self.qualname}, {fg})"
+
+
+class RegionFinder:
+    def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS):
+        self.p = program
+        self.models = {m.callee: m for m in framework_models}
+        self.unresolved: list = []  # (path, line, why)
+
+    # -------------------------------------------------------------------- helpers
+    def _fullgraph(self, kwargs, keyword: Optional[str], default: Optional[bool], scope: Scope) -> Optional[bool]:
+        if keyword is None:
+            return default
+        for k, v in kwargs:
+            if k == keyword:
+                vals = self.p.eval(v, scope)
+                if len(vals) == 1 and isinstance(next(iter(vals)), Const):
+                    return bool(next(iter(vals)).value)
+                return None
+            if k is None:
+                return None if default is not True else default  # **kwargs may carry it
+        return default
+
+    def _entries(self, values, what: str = "callable") -> list:
+        out = []
+        for v in values:
+            if isinstance(v, Partial):
+                out += self._entries(v.target, what)
+            elif isinstance(v, Func):
+                if "op" in v.flags:
+                    continue
+                self_cls = v.self_cls
+                if self_cls is None:
+                    f = self.p.function(v.id)
+                    if f is not None and f.class_name:
+                        self_cls = f"{split_id(v.id)[0]}:{f.class_name}"
+                out.append((v.id, self_cls))
+            elif isinstance(v, Instance):
+                for fn in (self.p.callable_members(v) if what != "forward" else self.p.member(v.cls, "forward", v)):
+                    if isinstance(fn, Func):
+                        out.append((fn.id, v.cls))
+            elif isinstance(v, Class) and what in ("forward", "class-forward"):
+                for fn in self.p.member(v.id, "forward", Instance(v.id)):
+                    if isinstance(fn, Func):
+                        out.append((fn.id, v.id))
+        seen = []
+        for e in out:
+            if e not in seen:
+                seen.append(e)
+        return seen
+
+    def _name(self, entries, fallback: str) -> str:
+        if not entries:
+            return fallback
+        fid, self_cls = entries[0]
+        return split_id(fid)[1]
+
+    @staticmethod
+    def _callee_name(v) -> Optional[str]:
+        if isinstance(v, External):
+            return model.normalize(v.name)
+        if isinstance(v, Func):
+            return dotted(v.id)
+        return None
+
+    # ----------------------------------------------------------------------- scan
+    def find(self, module_name: str) -> list:
+        m = self.p.module(module_name)
+        if m is None or m.error:
+            return []
+        regions = []
+        for qual, f in m.functions.items():
+            fid = f"{module_name}:{qual}"
+            scope = Scope(module_name, f if qual != "<module>" else None, fid if qual != "<module>" else None)
+            dscope = Scope(module_name)
+            if f.parent:
+                pid = f"{module_name}:{f.parent}"
+                dscope = Scope(module_name, self.p.function(pid), pid)
+            for d in f.decorators:
+                regions += self._from_decorator(d, f, fid, m.path, dscope)
+            for site in f.calls:
+                regions += self._from_call(site, m.path, scope)
+        for qual, c in m.classes.items():
+            for d in c.decorators:
+                regions += self._from_class_decorator(d, c, f"{module_name}:{qual}", m.path, Scope(module_name))
+        return regions
+
+    def _from_decorator(self, d, f, fid: str, path: str, scope: Scope) -> list:
+        head = d[1] if d[0] == "call" else d
+        kwargs = d[3] if d[0] == "call" else ()
+        out = []
+        for v in self.p.eval(head, scope):
+            name = self._callee_name(v)
+            if name in model.COMPILE_FUNCTIONS:
+                kw = model.FULLGRAPH_KEYWORDS.get(name)
+                fg = self._fullgraph(kwargs, kw, False, scope)
+                self_cls = f"{split_id(fid)[0]}:{f.class_name}" if f.class_name else None
+                out.append(Region(path, f.line, f.qualname, "@" + name, fg, [(fid, self_cls)]))
+            elif name in self.models and self.models[name].kind == "decorator":
+                fm = self.models[name]
+                fg = self._fullgraph(kwargs, fm.fullgraph_keyword, fm.fullgraph_default, scope)
+                self_cls = f"{split_id(fid)[0]}:{f.class_name}" if f.class_name else None
+                out.append(Region(path, f.line, f.qualname, "@" + name.rsplit(".", 1)[-1], fg, [(fid, self_cls)],
+                                  dict(fm.predicates)))
+        return out
+
+    def _from_class_decorator(self, d, c, cid: str, path: str, scope: Scope) -> list:
+        head = d[1] if d[0] == "call" else d
+        kwargs = d[3] if d[0] == "call" else ()
+        out = []
+        for v in self.p.eval(head, scope):
+            name = self._callee_name(v)
+            fm = self.models.get(name)
+            if fm is not None and fm.kind == "decorator" and fm.what == "class-forward":
+                fg = self._fullgraph(kwargs, fm.fullgraph_keyword, fm.fullgraph_default, scope)
+                entries = self._entries([Class(cid)], "class-forward")
+                out.append(Region(path, c.line, f"{c.qualname}.forward", "@" + name.rsplit(".", 1)[-1], fg, entries,
+                                  dict(fm.predicates)))
+        return out
+
+    def _from_call(self, site, path: str, scope: Scope) -> list:
+        out = []
+        func = site.func
+        # torch.compile(**kw)(f): the inner call carries the options, the outer the target
+        if func[0] == "call" and not func[2]:
+            for v in self.p.eval(func[1], scope):
+                name = self._callee_name(v)
+                if name in model.COMPILE_FUNCTIONS and site.args:
+                    fg = self._fullgraph(func[3], model.FULLGRAPH_KEYWORDS.get(name), False, scope)
+                    out.append(self._region(site, path, scope, site.args[0], fg, name))
+            if out:
+                return out
+        if func[0] == "attr" and func[2] == "compile":
+            for v in self.p.eval(func[1], scope):
+                if isinstance(v, Instance) and self.p.is_nn_module(v.cls):
+                    fg = self._fullgraph(site.kwargs, "fullgraph", False, scope)
+                    entries = self._entries([v], "forward")
+                    out.append(Region(path, site.line, self._name(entries, "?"), "module.compile", fg, entries))
+            if out:
+                return out
+        for v in self.p.eval(func, scope):
+            name = self._callee_name(v)
+            if name in model.COMPILE_FUNCTIONS:
+                if not site.args:
+                    continue  # a decorator factory; the outer call (or the decorator) is the region
+                fg = self._fullgraph(site.kwargs, model.FULLGRAPH_KEYWORDS.get(name), False, scope)
+                out.append(self._region(site, path, scope, site.args[0], fg, name))
+            elif name in self.models and self.models[name].kind == "call":
+                fm = self.models[name]
+                idx, kw = fm.target
+                arg = site.args[idx] if idx < len(site.args) else next((x for k, x in site.kwargs if k == kw), None)
+                if arg is None:
+                    continue
+                fg = self._fullgraph(site.kwargs, fm.fullgraph_keyword, fm.fullgraph_default, scope)
+                r = self._region(site, path, scope, arg, fg, name.rsplit(".", 1)[-1], fm.what)
+                r.predicates = dict(fm.predicates)
+                out.append(r)
+        return out
+
+    def _region(self, site, path, scope, target_expr, fg, kind, what="callable") -> Region:
+        values = self._unwrap(self.p.eval(target_expr, scope), scope)
+        entries = self._entries(values, what)
+        if not entries:
+            self.unresolved.append((path, site.line, f"cannot resolve what {kind}() compiles"))
+        return Region(path, site.line, self._name(entries, _expr_text(target_expr)), kind, fg, entries)
+
+    def _unwrap(self, values, scope):
+        """torch.no_grad()(fn) and friends evaluate to fn already (see Program._call_external)."""
+        return values
+
+    def entry_point(self, spec: str, fullgraph: Optional[bool] = True) -> Optional[Region]:
+        """``package.module:Class.method`` or ``package.module:function`` from the config / ``--entry``."""
+        mod, _, qual = spec.partition(":")
+        m = self.p.module(mod)
+        if m is None or not qual:
+            return None
+        if qual in m.functions:
+            f = m.functions[qual]
+            self_cls = f"{mod}:{f.class_name}" if f.class_name else None
+            return Region(m.path, f.line, qual, "entry-point", fullgraph, [(f"{mod}:{qual}", self_cls)])
+        if qual in m.classes:
+            entries = self._entries([Class(f"{mod}:{qual}")], "forward")
+            return Region(m.path, m.classes[qual].line, f"{qual}.forward", "entry-point", fullgraph, entries)
+        return None
+
+
+def _expr_text(e) -> str:
+    if e[0] == "name":
+        return e[1]
+    if e[0] == "attr":
+        return f"{_expr_text(e[1])}.{e[2]}"
+    if e[0] == "call":
+        return f"{_expr_text(e[1])}(...)"
+    return "<expr>"

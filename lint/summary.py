@@ -1,0 +1,136 @@
+"""Plain-data summaries of one source file: what the later stages need, and nothing else.
+
+A summary is built once per file (see ``index.py``), is picklable, and is cached by content hash, so no
+syntax tree is kept past indexing.  Expressions are kept in a small tagged-tuple language (``Expr``) that
+the resolver in ``program.py`` understands:
+
+    ("name", id)                      ("attr", base, attr)           ("const", value)
+    ("call", func, args, kwargs)      ("sub", base, key)             ("dict", ((k, v), ...))
+    ("seq", kind, items)              ("comp", element)              ("func", qualname)   # a lambda / local def
+    ("binop", op, left, right)        ("cmp", left, ((op, right), ...))
+    ("bool", "and"|"or", values)      ("not", operand)               ("ifexp", test, body, orelse)
+    ("fstr", parts)                   ("item", value, index)         ("iter", iterable)
+    ("enter", ctx_manager)            ("starred", value)             ("unknown", node_type)
+
+kwargs are ``((name_or_None, expr), ...)``; ``None`` stands for ``**mapping``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+Expr = tuple  # see the module docstring
+
+SUMMARY_FORMAT = 3  # bump when the shape below changes (invalidates the on-disk cache)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """An enclosing branch condition: the code runs only if ``cond`` is truthy == ``polarity``."""
+
+    cond: Expr
+    polarity: bool
+
+
+@dataclass(frozen=True)
+class CallSite:
+    func: Expr
+    args: tuple
+    kwargs: tuple
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    guards: tuple = ()
+    in_try: bool = False
+
+
+@dataclass(frozen=True)
+class AttrLoad:
+    """``base.attr`` read (not called): may run a property or cached_property getter."""
+
+    base: Expr
+    attr: str
+    line: int
+    col: int
+    guards: tuple = ()
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A statement that matters without being a call.
+
+    kinds: ``with`` (``detail`` = the context-manager expression; ``__enter__`` runs),
+    ``contains`` (``detail`` = (container, key): ``key in container``),
+    ``subscript`` (``detail`` = (container, key): a read ``container[key]``),
+    ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name).
+    """
+
+    kind: str
+    detail: Any
+    line: int
+    col: int
+    guards: tuple = ()
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One way a module-level name gets its value.  kind: import | assign | def | class."""
+
+    kind: str
+    value: Any  # import: (module, name|None); assign: Expr; def/class: qualname
+    line: int
+    guards: tuple = ()
+
+
+@dataclass
+class FunctionSummary:
+    qualname: str  # "f", "C.m", "f.<locals>.g", "<lambda>@12:4", "<module>"
+    name: str
+    line: int
+    end_line: int
+    decorators: tuple = ()
+    params: tuple = ()  # positional-or-keyword names, in order (incl. self)
+    kwonly: tuple = ()
+    vararg: Optional[str] = None
+    kwarg: Optional[str] = None
+    annotations: dict = field(default_factory=dict)  # param -> Expr
+    defaults: dict = field(default_factory=dict)  # param -> Expr
+    returns_annotation: Optional[Expr] = None
+    returns: tuple = ()
+    locals: dict = field(default_factory=dict)  # name -> tuple[Expr]
+    calls: tuple = ()
+    attrs: tuple = ()
+    effects: tuple = ()
+    class_name: Optional[str] = None  # owning class qualname, for methods
+    parent: Optional[str] = None  # enclosing function qualname, for closures
+    is_lambda: bool = False
+
+
+@dataclass
+class ClassSummary:
+    qualname: str
+    name: str
+    line: int
+    bases: tuple = ()
+    decorators: tuple = ()
+    methods: dict = field(default_factory=dict)  # name -> function qualname
+    class_attrs: dict = field(default_factory=dict)  # name -> tuple[Expr]
+    self_attrs: dict = field(default_factory=dict)  # name -> tuple[(Expr, method qualname)]
+
+
+@dataclass
+class ModuleSummary:
+    name: str
+    path: str
+    is_package: bool
+    bindings: dict = field(default_factory=dict)  # name -> tuple[Binding]
+    star_imports: tuple = ()  # ((module, guards), ...)
+    functions: dict = field(default_factory=dict)  # qualname -> FunctionSummary ("<module>" = top level)
+    classes: dict = field(default_factory=dict)  # qualname -> ClassSummary
+    dunder_all: Optional[tuple] = None
+    env_keys_set: tuple = ()  # os.environ keys this module assigns
+    env_keys_removed: tuple = ()  # os.environ keys this module pops / deletes
+    suppressions: dict = field(default_factory=dict)  # line -> tuple of codes ("*" = all)
+    file_suppressions: tuple = ()
+    error: Optional[str] = None  # why the file could not be indexed

@@ -1,0 +1,103 @@
+"""Abstract values: what an expression may refer to.  The resolver (``program.py``) maps an ``Expr`` to a
+frozenset of these; unions are normal (``self.mlp`` may be two classes)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Func:
+    """A function defined in indexed code.  ``self_cls`` is set for a method bound to an instance."""
+
+    id: str  # "module:qualname"
+    self_cls: str | None = None
+    flags: frozenset = frozenset()  # cached, disabled, property, cached_property, staticmethod, classmethod, tracetime:<kind>
+    wrappers: tuple = ()  # ids of decorator wrapper functions the call also runs
+
+    def with_flags(self, *flags: str) -> "Func":
+        return Func(self.id, self.self_cls, self.flags | frozenset(flags), self.wrappers)
+
+
+@dataclass(frozen=True)
+class Class:
+    id: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    cls: str  # class id
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # an indexed module
+
+
+@dataclass(frozen=True)
+class External:
+    """Anything outside the indexed code, by dotted name: ``subprocess.check_output``, ``pathlib.Path.exists``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ExternalInstance:
+    type: str  # "pathlib.Path", "threading.Lock", or "<callee>()" for an unknown external call's result
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A native module loaded at run time (tvm_ffi, cpp_extension) or something reached through it."""
+
+    origin: str
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Op:
+    """A real op: opaque to Dynamo, its body is never traced."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+
+
+@dataclass(frozen=True)
+class DictVal:
+    items: tuple  # ((key Const value or None, frozenset of values), ...)
+
+
+@dataclass(frozen=True)
+class SeqVal:
+    elems: frozenset
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """``types.SimpleNamespace(a=f, b=g)``."""
+
+    items: tuple  # ((name, frozenset), ...)
+
+
+@dataclass(frozen=True)
+class Partial:
+    target: frozenset
+    nargs: int = 0
+
+
+@dataclass(frozen=True)
+class Super:
+    cls: str  # the class whose MRO successor is searched
+    self_cls: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    why: str = ""
+
+
+EMPTY = frozenset()
+UNKNOWN = frozenset({Unknown()})

@@ -1,0 +1,67 @@
+"""Reads of the host environment that Dynamo bakes into the graph without a guard."""
+from compile_lint.ruledef import SILENT, DynamoOutcome, Rule
+
+ENV_READ = Rule(
+    code="CL201",
+    name="environment-read-baked",
+    kind=SILENT,
+    message="`{callee}` is read once at trace time and baked into the graph without a guard",
+    dynamo=DynamoOutcome("", None, "compiles; the value is constant-folded with no guard, so later changes "
+                         "are ignored (os.getenv always; os.environ.get / `in os.environ` when the key is absent)"),
+    what="Finds `os.getenv(...)`, `os.environ.get(KEY)` and `KEY in os.environ` in traced code, where KEY may be "
+         "absent when the function is first compiled.",
+    why="Dynamo installs a guard for `os.environ[KEY]` and for `.get` of a key that exists, so a change "
+        "recompiles. But `os.getenv` (present or absent) and `.get`/`in` of an absent key are traced through "
+        "`os` module globals that Dynamo does not guard: the branch taken at the first compile stays forever "
+        "(measured on torch 2.13). A read inside a `functools.cache` function is not reported: eager caches it "
+        "too. A key the scanned code itself sets (and never removes) is taken as present.",
+    example='''
+import os, torch
+
+def f(x):
+    if os.getenv("MY_FAST_PATH") == "1":  # CL201
+        return x * 2
+    return x
+''',
+    fix="Read the variable once, outside the compiled function, and pass the value in (or use "
+        "`os.environ[KEY]` for a key that is always set).",
+    calls=("os.getenv", "os.environ.get", "os.environ.__contains__"),
+    invalid=('''
+import os, torch
+def f(x):
+    return x + (1 if os.getenv("K") else 0)
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    valid=('''
+import os, torch
+os.environ["SCALE"] = "2"
+def f(x):
+    return x * float(os.environ["SCALE"])
+f_c = torch.compile(f, fullgraph=True)
+''',),
+)
+
+PLATFORM = Rule(
+    code="CL203",
+    name="platform-probe-at-trace-time",
+    kind=SILENT,
+    message="`{callee}` probes the platform while tracing",
+    dynamo=DynamoOutcome("", None, "compiles, but tracing `platform.*` evaluated a lazy `uname -p` subprocess "
+                         "that eager never ran; the result is baked"),
+    what="Finds `platform.system()`, `platform.machine()`, `platform.uname()` and friends in traced code.",
+    why="Dynamo wraps `platform`'s cached `uname_result` and, in doing so, evaluates its lazy `processor` "
+        "property: tracing spawns `uname -p`. No error; an extra process at each compile.",
+    example='''
+import platform, torch
+
+def f(x):
+    if platform.machine() == "aarch64":  # CL203
+        return x * 2
+    return x
+''',
+    fix="Probe the platform once at import time and keep the value in a module constant.",
+    calls=("platform.system", "platform.machine", "platform.processor", "platform.uname", "platform.node",
+           "platform.release", "platform.version", "platform.platform", "platform.architecture"),
+)
+
+RULES = (ENV_READ, PLATFORM)

@@ -1,0 +1,38 @@
+"""Host-side state Dynamo cannot trace: hashing, sockets, Python's ``random``, ``inspect``, C-accelerated JSON."""
+from compile_lint.ruledef import BREAK, DynamoOutcome, Rule
+
+HOST_STATE = Rule(
+    code="CL112",
+    name="host-state-in-compiled-region",
+    kind=BREAK,
+    message="`{callee}` reads host state Dynamo cannot trace",
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0007 / GB0156",
+                         "Attempted to call function marked as skipped / Unsupported method call",
+                         "_hashlib.openssl_*, _socket.gethostname, Random.random, inspect.getfile, json's C scanner"),
+    what="Finds `hashlib` digests, `socket` queries, Python's `random` module, `inspect.getsource`-style source "
+         "access, `uuid`/`secrets`/`os.urandom` and `json.loads` in traced code.",
+    why="Each ends in a C function (or, for `random`, a module on Dynamo's skip list): an error under "
+        "`fullgraph=True`, a graph break otherwise. `json.loads` of a constant string still breaks in its C "
+        "scanner.",
+    example='''
+import random, torch
+
+def f(x):
+    if random.random() < 0.5:  # CL112
+        return x * 2
+    return x
+''',
+    fix="Use `torch` equivalents (`torch.rand`), or compute the value outside the compiled function.",
+    calls=("hashlib.*", "socket.*", "random.*", "inspect.getsource", "inspect.getsourcelines", "inspect.getfile",
+           "inspect.getsourcefile", "inspect.stack", "inspect.getmodule", "uuid.uuid1", "uuid.uuid4", "secrets.*",
+           "os.urandom", "json.loads", "zlib.*", "getpass.getuser", "pwd.*"),
+    invalid=('''
+import hashlib, torch
+def f(x):
+    hashlib.sha256(b"k").hexdigest()
+    return x
+f_c = torch.compile(f, fullgraph=True)
+''',),
+)
+
+RULES = (HOST_STATE,)
