@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .config import remember_config_path
 from .engine import ScanError, ScanOptions, scan
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -64,7 +65,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
                   cuda_version, exclude, quiet) -> ScanOptions:
     from .progress import Progress
 
-    return ScanOptions(
+    opts = ScanOptions(
         paths=[Path(p) for p in paths],
         python=python,
         search_path=list(search_path),
@@ -78,6 +79,9 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         exclude=list(exclude),
         progress=None if quiet else Progress.for_terminal(),
     )
+    from .config import configure  # [tool.compile-lint] / --config: fills what the command line did not set
+
+    return configure(opts)
 
 
 _scan_params = [
@@ -97,6 +101,9 @@ _scan_params = [
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),
     click.option("-q", "--quiet", is_flag=True, help="No progress output."),
     click.option("--debug", is_flag=True, hidden=True),
+    click.option("--config", type=click.Path(dir_okay=False), expose_value=False, is_eager=True,
+                 callback=remember_config_path,
+                 help="Settings file (default: the nearest pyproject.toml with [tool.compile-lint])."),
 ]
 
 
@@ -111,28 +118,25 @@ def _apply(params):
 
 @main.command("scan")
 @_apply(_scan_params)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True)
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--stats", is_flag=True, help="Print scan statistics (unresolved calls, cache hits, skipped files).")
 @click.option("--no-paths", is_flag=True, help="Text format: one line per finding, without the call path.")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not recorded in this file.")
+@click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline file.")
+@click.option("--add-ignore", is_flag=True, help="Append `# compile-lint: ignore[CODE]` to each finding's line.")
 def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
-             cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths):
+             cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths, baseline=None,
+             write_baseline=False, add_ignore=False):
     """Scan PATHS (files, packages, repos or a site-packages) for code Dynamo cannot trace."""
-    from .report import to_json, to_text
-
     opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                          cuda_version, exclude, quiet)
     result = scan(opts)
-    if fmt == "json":
-        out = to_json(result) + "\n"
-    else:
-        color = output_file is None and sys.stdout.isatty()
-        out = to_text(result, show_paths=not no_paths, color=color, stats=stats)
-    if output_file:
-        Path(output_file).write_text(out)
-    else:
-        click.echo(out, nl=False)
-    return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+    from .postscan import finish  # baseline, --add-ignore, text/json/sarif/github
+
+    return finish(result, opts, fmt=fmt, output_file=output_file, stats=stats, no_paths=no_paths,
+                  baseline=baseline, write_baseline=write_baseline, add_ignore=add_ignore)
 
 
 @main.command("graph")
@@ -183,6 +187,14 @@ def rule_cmd(code):
     click.echo(r.documentation())
     return EXIT_CLEAN
 
+
+def _add_ecosystem_commands():
+    from .precommit import precommit_cmd
+
+    main.add_command(precommit_cmd)
+
+
+_add_ecosystem_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -48,6 +48,10 @@ class ScanOptions:
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     progress: Optional[Callable] = None  # progress(event: str, **info)
+    # ecosystem (lint/config.py, lint/suppressions.py): [(base dir, glob, codes)] from per-file-ignores,
+    # and whether to report suppression comments that matched nothing (CL302)
+    per_file_ignores: list = field(default_factory=list)
+    report_unused_suppressions: bool = True
 
 
 @dataclass
@@ -202,10 +206,11 @@ def _merge(raw: list) -> list:
     best: dict = {}
     regions: dict = {}
     for f in raw:
-        key = (f.rule, f.path, f.line, f.col, f.callee)
+        key = (f.rule, f.path, f.line)  # one report per rule and line: `with FileLock(p):` is one hazard
         regions.setdefault(key, {}).setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
         cur = best.get(key)
-        if cur is None or (SEVERITY_ORDER[f.severity], len(f.trace)) < (SEVERITY_ORDER[cur.severity], len(cur.trace)):
+        if cur is None or (SEVERITY_ORDER[f.severity], len(f.trace), f.col) < (
+                SEVERITY_ORDER[cur.severity], len(cur.trace), cur.col):
             best[key] = f
     out = []
     for key, f in best.items():
@@ -263,11 +268,24 @@ def _filter(findings: list, options: ScanOptions, program: Program):
     for f in findings:
         if not _selected(f.rule, options.select, options.ignore):
             continue
+        if options.per_file_ignores and per_file_ignored(options.per_file_ignores, f.path, f.rule):
+            continue
         if _is_suppressed(f, by_path):
             suppressed.append(f)
             continue
         kept.append(f)
+    if options.report_unused_suppressions and _selected("CL302", options.select, options.ignore):
+        from .suppressions import unused_suppressions
+
+        kept = sorted(kept + [f for f in unused_suppressions(suppressed, options, program)
+                              if not per_file_ignored(options.per_file_ignores, f.path, f.rule)], key=Finding.sort_key)
     return kept, suppressed
+
+
+def per_file_ignored(per_file_ignores: list, path: str, rule: str) -> bool:
+    from .config import per_file_ignored as _pfi
+
+    return bool(per_file_ignores) and _pfi(per_file_ignores, path, rule)
 
 
 def _codes_match(codes, rule: str) -> bool:

@@ -317,6 +317,41 @@ class Program:
                 out.add(ExternalInstance(model.normalize(v.name)))
         return frozenset(out)
 
+    def syntactic_name(self, e, scope: Scope) -> Optional[str]:
+        """The dotted name an expression spells through its imports, without resolving into indexed code.
+
+        ``from filelock import FileLock; FileLock(...)`` is ``filelock.FileLock`` here, whatever class the
+        installed filelock binds that name to: sinks are matched on this spelling first.
+        """
+        if e[0] == "attr":
+            base = self.syntactic_name(e[1], scope)
+            return f"{base}.{e[2]}" if base else None
+        if e[0] != "name":
+            return None
+        name = e[1]
+        f = scope.func
+        if f is not None:
+            if name in f.params or name in f.kwonly or name in (f.vararg, f.kwarg):
+                return None
+            if name in f.locals:
+                exprs = f.locals[name]
+                if len(exprs) == 1 and exprs[0][0] == "modref":
+                    return exprs[0][1]
+                if len(exprs) == 1 and exprs[0][0] == "importfrom":
+                    return f"{exprs[0][1]}.{exprs[0][2]}"
+                return None
+        m = self.module(scope.module)
+        if m is None:
+            return None
+        bs = m.bindings.get(name, ())
+        if not bs:
+            return None
+        b = bs[-1]
+        if b.kind != "import" or any(x.kind != "import" or x.value != b.value for x in bs):
+            return None
+        module, attr = b.value[0], b.value[1]
+        return module if attr is None else f"{module}.{attr}"
+
     # ------------------------------------------------------------ expressions
     def eval(self, expr, scope: Scope) -> frozenset:
         if expr is None:

@@ -39,6 +39,7 @@ from .values import (
     Op,
     Partial,
     Unknown,
+    ordered,
 )
 
 
@@ -89,6 +90,7 @@ class Reach:
         self.stats = ReachStats()
         self._actions: dict = {}
         self._guard_memo: dict = {}
+        self._skip_memo: dict = {}
 
     # ----------------------------------------------------------- call-site meaning
     def actions(self, fid: str, self_cls: Optional[str]) -> list:
@@ -112,10 +114,17 @@ class Reach:
         return out
 
     def _call_actions(self, site, scope: Scope) -> list:
+        spelled = self.p.syntactic_name(site.func, scope)
+        if spelled is not None:
+            rule = rule_for_call(model.normalize(spelled))
+            if rule is not None and rule.code != "CL201":
+                self.stats.external_calls += 1
+                return [Action("sink", site.line, site.col, site.guards, rule=rule.code,
+                               callee=model.normalize(spelled))]
         vals = self.p.eval(site.func, scope)
         acts = []
         resolved = False
-        for v in vals:
+        for v in ordered(vals):
             a = self._classify(v, site, scope)
             if a:
                 resolved = resolved or any(x.kind != "unresolved" for x in a)
@@ -141,23 +150,26 @@ class Reach:
             if rule is not None and rule.code != "CL201":
                 return [Action("sink", *at, rule=rule.code, callee=name)]
         if isinstance(v, Func):
+            reason = self._skipped_file(v.id)
+            if reason:
+                return [Action("skipped", *at, rule="CL117", callee=dotted(v.id), detail=reason)]
             return [Action("enter", *at, target=v, callee=dotted(v.id))]
         if isinstance(v, Op):
             self.stats.boundaries += 1
             return [Action("stop", *at, detail="op")]
         if isinstance(v, Class):
             acts = []
-            for init in self.p.member(v.id, "__init__", Instance(v.id)):
+            for init in ordered(self.p.member(v.id, "__init__", Instance(v.id))):
                 if isinstance(init, Func):
                     acts.append(Action("enter", *at, target=init, callee=dotted(v.id)))
             return acts or [Action("stop", *at, detail="class without __init__")]
         if isinstance(v, Instance):
             targets = self.p.callable_members(v)
             if targets:
-                return [Action("enter", *at, target=t, callee=dotted(t.id)) for t in targets]
+                return [Action("enter", *at, target=t, callee=dotted(t.id)) for t in ordered(targets)]
             return [Action("unresolved", *at)]
         if isinstance(v, Partial):
-            return [a for t in v.target for a in self._classify(t, site, scope)]
+            return [a for t in ordered(v.target) for a in self._classify(t, site, scope)]
         if isinstance(v, External):
             return self._classify_external(model.normalize(v.name), site, scope)
         if isinstance(v, Foreign):
@@ -166,6 +178,33 @@ class Reach:
             self.stats.external_calls += 1
             return [Action("stop", *at, detail="external object")]
         return [Action("unresolved", *at)]
+
+    def _skipped_file(self, fid: str) -> Optional[str]:
+        """Why the installed torch would skip the file defining ``fid`` (e.g. a package on its skip list)."""
+        if self.trace_rules is None:
+            return None
+        mod = split_id(fid)[0]
+        if mod not in self._skip_memo:
+            m = self.p.module(mod)
+            reason = None
+            if m is not None and m.path and mod not in self.p.scanned_modules:
+                reason = self.trace_rules.file_skip_reason(m.path)
+            self._skip_memo[mod] = reason
+        return self._skip_memo[mod]
+
+    def _may_be_dynamic(self, site, scope: Scope) -> bool:
+        """Some argument is certainly not a trace-time constant (the result of an external call, a tensor...).
+
+        Parameters are taken as possibly constant: Dynamo constant-folds ``re.*`` on constant arguments, and a
+        library helper's arguments are often constants at the real call site (``packaging.version.Version``).
+        """
+        for a in list(site.args) + [x for _, x in site.kwargs]:
+            for v in self.p.eval(a, scope):
+                if isinstance(v, ExternalInstance) and v.type.endswith("()") and not v.type.startswith("builtins."):
+                    return True
+                if isinstance(v, Foreign):
+                    return True
+        return False
 
     def _all_const(self, site, scope: Scope) -> bool:
         for a in site.args:
@@ -196,8 +235,10 @@ class Reach:
         if name in RANDOM_FACTORIES:
             return [Action("random", *at, rule="CL202", callee=name)]
         if name in model.CONSTANT_FOLDED:
-            if self._all_const(site, scope):
+            if self._all_const(site, scope) or not self._may_be_dynamic(site, scope):
                 return [Action("stop", *at, detail="constant-folded")]
+        if "()" in name:
+            return [Action("stop", *at, detail="method of an external object")]
         top = name.split(".")[0]
         if top in model.OPAQUE_PACKAGES and name not in model.CONSTANT_FOLDED:
             self.stats.boundaries += 1
@@ -212,7 +253,7 @@ class Reach:
 
     def _attr_actions(self, a, scope: Scope) -> list:
         out = []
-        for base in self.p.eval(a.base, scope):
+        for base in ordered(self.p.eval(a.base, scope)):
             if not isinstance(base, Instance):
                 continue
             for cid in self.p.mro(base.cls):
@@ -239,7 +280,9 @@ class Reach:
         at = (eff.line, eff.col, eff.guards)
         if eff.kind == "with":
             out = []
-            for v in self.p.eval(eff.detail, scope):
+            if eff.detail[0] == "call":
+                return out  # `with FileLock(p):` -- the call itself is the reported site
+            for v in ordered(self.p.eval(eff.detail, scope)):
                 if isinstance(v, ExternalInstance):
                     r = rule_for_enter(model.normalize(v.type))
                     if r is not None:
@@ -250,7 +293,7 @@ class Reach:
                         out.append(Action("sink", *at, rule=r.code, callee=f"{dotted(v.cls)}.__enter__"))
                         continue
                     for name in ("__enter__", "__exit__"):
-                        for fn in self.p.member(v.cls, name, v):
+                        for fn in ordered(self.p.member(v.cls, name, v)):
                             if isinstance(fn, Func):
                                 out.append(Action("enter", *at, target=fn, callee=dotted(fn.id)))
             return out
@@ -392,7 +435,7 @@ class Reach:
             col=act.col + 1,
             qualname=f.qualname if f else split_id(node.fid)[1],
             message=message,
-            dynamo=rule.dynamo.describe(),
+            dynamo=rule.outcome_for(callee) if rule.code not in ("CL204",) else rule.dynamo.describe(),
             region=region_ref,
             trace=tuple(frames),
             callee=callee,

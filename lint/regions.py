@@ -12,7 +12,7 @@ from typing import Optional
 
 from .dynamo import model
 from .program import Program, Scope, dotted, split_id
-from .values import Class, Const, External, Func, Instance, Partial
+from .values import Class, Const, External, Func, Instance, Partial, ordered
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class RegionFinder:
 
     def _entries(self, values, what: str = "callable") -> list:
         out = []
-        for v in values:
+        for v in ordered(values):
             if isinstance(v, Partial):
                 out += self._entries(v.target, what)
             elif isinstance(v, Func):
@@ -97,11 +97,11 @@ class RegionFinder:
                         self_cls = f"{split_id(v.id)[0]}:{f.class_name}"
                 out.append((v.id, self_cls))
             elif isinstance(v, Instance):
-                for fn in (self.p.callable_members(v) if what != "forward" else self.p.member(v.cls, "forward", v)):
+                for fn in ordered(self.p.callable_members(v) if what != "forward" else self.p.member(v.cls, "forward", v)):
                     if isinstance(fn, Func):
                         out.append((fn.id, v.cls))
             elif isinstance(v, Class) and what in ("forward", "class-forward"):
-                for fn in self.p.member(v.id, "forward", Instance(v.id)):
+                for fn in ordered(self.p.member(v.id, "forward", Instance(v.id))):
                     if isinstance(fn, Func):
                         out.append((fn.id, v.id))
         seen = []
@@ -150,7 +150,7 @@ class RegionFinder:
         head = d[1] if d[0] == "call" else d
         kwargs = d[3] if d[0] == "call" else ()
         out = []
-        for v in self.p.eval(head, scope):
+        for v in ordered(self.p.eval(head, scope)):
             name = self._callee_name(v)
             if name in model.COMPILE_FUNCTIONS:
                 kw = model.FULLGRAPH_KEYWORDS.get(name)
@@ -169,7 +169,7 @@ class RegionFinder:
         head = d[1] if d[0] == "call" else d
         kwargs = d[3] if d[0] == "call" else ()
         out = []
-        for v in self.p.eval(head, scope):
+        for v in ordered(self.p.eval(head, scope)):
             name = self._callee_name(v)
             fm = self.models.get(name)
             if fm is not None and fm.kind == "decorator" and fm.what == "class-forward":
@@ -184,7 +184,7 @@ class RegionFinder:
         func = site.func
         # torch.compile(**kw)(f): the inner call carries the options, the outer the target
         if func[0] == "call" and not func[2]:
-            for v in self.p.eval(func[1], scope):
+            for v in ordered(self.p.eval(func[1], scope)):
                 name = self._callee_name(v)
                 if name in model.COMPILE_FUNCTIONS and site.args:
                     fg = self._fullgraph(func[3], model.FULLGRAPH_KEYWORDS.get(name), False, scope)
@@ -192,14 +192,14 @@ class RegionFinder:
             if out:
                 return out
         if func[0] == "attr" and func[2] == "compile":
-            for v in self.p.eval(func[1], scope):
+            for v in ordered(self.p.eval(func[1], scope)):
                 if isinstance(v, Instance) and self.p.is_nn_module(v.cls):
                     fg = self._fullgraph(site.kwargs, "fullgraph", False, scope)
                     entries = self._entries([v], "forward")
                     out.append(Region(path, site.line, self._name(entries, "?"), "module.compile", fg, entries))
             if out:
                 return out
-        for v in self.p.eval(func, scope):
+        for v in ordered(self.p.eval(func, scope)):
             name = self._callee_name(v)
             if name in model.COMPILE_FUNCTIONS:
                 if not site.args:

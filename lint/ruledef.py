@@ -60,6 +60,18 @@ class Rule:
                 return True
         return False
 
+    def outcome_for(self, callee: str) -> str:
+        """The predicted Dynamo outcome for this callee: the measured stop if known, else the rule's."""
+        if self.dynamo.exception and callee:
+            from .dynamo.model import GB_MESSAGES, callee_stop
+
+            stop = callee_stop(callee)
+            if stop is not None:
+                gb, where = stop
+                return DynamoOutcome(self.dynamo.exception, gb, GB_MESSAGES.get(gb, self.dynamo.message),
+                                     where).describe()
+        return self.dynamo.describe()
+
     def documentation(self) -> str:
         d = self.dynamo
         lines = [

@@ -101,3 +101,8 @@ class Unknown:
 
 EMPTY = frozenset()
 UNKNOWN = frozenset({Unknown()})
+
+
+def ordered(values) -> list:
+    """A deterministic order for a value set (reports must not depend on hash seeds)."""
+    return sorted(values, key=repr)

@@ -6,10 +6,10 @@ but behave differently from eager (silent); CL3xx are notes.
 from compile_lint.ruledef import Rule
 
 from . import boundaries, caching, clock, environment, filesystem, imports, jit, locks, nondeterminism, output, \
-    process, skipped
+    process, skipped, suppressions
 
 _FAMILIES = (process, filesystem, locks, clock, output, imports, nondeterminism, jit, caching, boundaries,
-             environment, skipped)
+             environment, skipped, suppressions)
 
 
 def _collect() -> dict:

@@ -60,6 +60,12 @@ def f(x):
     return x
 ''',
     fix="Probe the platform once at import time and keep the value in a module constant.",
+    invalid=('''
+import platform, torch
+def f(x):
+    return x * (2 if platform.system() == "Linux" else 1)
+f_c = torch.compile(f, fullgraph=True)
+''',),
     calls=("platform.system", "platform.machine", "platform.processor", "platform.uname", "platform.node",
            "platform.release", "platform.version", "platform.platform", "platform.architecture"),
 )

@@ -141,3 +141,78 @@ def normalize(name: str) -> str:
 def is_nn_module_base(name: str) -> bool:
     """An external base class that makes a class an nn.Module (calling an instance runs forward)."""
     return name == "torch.nn.Module" or name.startswith("torch.nn.") and name.split(".")[-1][:1].isupper()
+
+
+# Graph-break ids and the first line Dynamo prints for them (torch 2.13 graph_break_registry.json).
+GB_MESSAGES = {
+    "GB0007": "Attempted to call function marked as skipped",
+    "GB0059": "Failed to trace builtin operator",
+    "GB0098": "Skip calling `torch.compiler.disable()`d function",
+    "GB0142": "Unsupported context manager",
+    "GB0156": "Unsupported method call",
+    "GB0291": "logging.Logger method not supported for non-export cases",
+    "GB4841": "Unsupported python_type() call",
+    "GB8977": "Invalid call to __build_class__",
+}
+
+# Where Dynamo actually stops for a callee (measured on torch 2.13; see tests/corpus).  Longest prefix wins;
+# "x.*" matches a whole module.  A rule's own DynamoOutcome is the fallback.
+CALLEE_STOPS = {
+    "subprocess.*": ("GB0007", "_thread.allocate_lock (threading.Lock() in subprocess.Popen.__init__)"),
+    "os.system": ("GB0007", "posix.system"),
+    "os.popen": ("GB0007", "_thread.allocate_lock (os.popen starts a subprocess.Popen)"),
+    "pathlib.Path.exists": ("GB0007", "posix.stat (pathlib Path.stat)"),
+    "pathlib.Path.stat": ("GB0007", "posix.stat"),
+    "pathlib.Path.is_file": ("GB0007", "posix.stat (pathlib Path.stat)"),
+    "pathlib.Path.is_dir": ("GB0007", "posix.stat (pathlib Path.stat)"),
+    "pathlib.Path.read_text": ("GB0007", "io.text_encoding"),
+    "pathlib.Path.read_bytes": ("GB0007", "io.open"),
+    "pathlib.Path.write_text": ("GB0007", "io.text_encoding"),
+    "pathlib.Path.glob": ("GB0007", "sys.audit"),
+    "pathlib.Path.rglob": ("GB0007", "sys.audit"),
+    "pathlib.Path.mkdir": ("GB0007", "posix.mkdir"),
+    "pathlib.Path.resolve": ("GB0007", "posix.lstat (posixpath._joinrealpath)"),
+    "os.path.*": ("GB0007", "posix.stat (<frozen genericpath>)"),
+    "shutil.which": ("GB0007", "posix.stat (os.path.exists while scanning PATH)"),
+    "os.makedirs": ("GB0007", "posix.stat (<frozen genericpath>)"),
+    "os.*": ("GB0007", "the posix C function, at the call"),
+    "tempfile.*": ("GB0156", "lock.acquire (tempfile._get_candidate_names)"),
+    "filelock.*": ("GB0007", "posix.getpid (filelock/_api.py)"),
+    "builtins.open": ("GB0059", "builtin open, at the call"),
+    "builtins.print": ("GB0059", "builtin print, at the call"),
+    "io.open": ("GB0059", "builtin open, at the call"),
+    "json.load": ("GB0059", "builtin open (the file argument), at the call"),
+    "json.loads": ("GB0156", "json's C Scanner (json/decoder.py raw_decode)"),
+    "logging.Logger.*": ("GB0291", "the Logger method, at the call"),
+    "logging.*": ("GB4841", "logging/__init__.py (root logger)"),
+    "warnings.*": ("GB0007", "_warnings.warn (C), at the call"),
+    "time.*": ("GB0007", "time.<fn> (C), at the call"),
+    "threading.Lock.acquire": ("GB0156", "the lock's C acquire, at the call"),
+    "threading.Lock.release": ("GB0156", "the lock's C release, at the call"),
+    "threading.RLock.acquire": ("GB0156", "the lock's C acquire, at the call"),
+    "threading.RLock.release": ("GB0156", "the lock's C release, at the call"),
+    "threading.Lock.__enter__": ("GB0142", "the lock's C __enter__ (with lock:)"),
+    "threading.RLock.__enter__": ("GB0142", "the lock's C __enter__ (with lock:)"),
+    "threading.*": ("GB0007", "_thread.allocate_lock"),
+    "importlib.*": ("GB0007", "importlib (file is under a skip directory), at the call"),
+    "ctypes.*": ("GB8977", "ctypes/__init__.py (__build_class__)"),
+    "hashlib.*": ("GB0007", "_hashlib.openssl_* (C)"),
+    "socket.*": ("GB0007", "_socket.<fn> (C)"),
+    "random.*": ("GB0007", "Random.random (random is on Dynamo's skip list)"),
+    "inspect.*": ("GB0007", "torch.package.package_importer._patched_getfile / linecache"),
+}
+
+
+def callee_stop(callee: str):
+    """(gb, where) for a callee from ``CALLEE_STOPS``, or None."""
+    best = None
+    for pat, stop in CALLEE_STOPS.items():
+        if pat.endswith(".*"):
+            ok = callee.startswith(pat[:-1])
+            length = len(pat) - 2
+        else:
+            ok = callee == pat
+            length = len(pat) + 1  # an exact name beats any prefix of it
+        if ok and (best is None or length > best[0]):
+            best = (length, stop)
+    return best[1] if best else None

@@ -66,7 +66,7 @@ def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, st
         lines.append(head)
         if f.severity != "note":
             lines.append(f"  dynamo: {f.dynamo}")
-        if show_paths:
+        if show_paths and f.trace:  # (CL302 notes have no call path)
             r = f.region
             fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph unknown"}[r.fullgraph]
             more = f" (+{f.regions_reaching - 1} more regions)" if f.regions_reaching > 1 else ""

@@ -1,0 +1,92 @@
+"""What the ``scan`` and ``precommit`` commands do with a ``ScanResult``: baseline, ``--add-ignore``, restrict
+to findings touching some files, and render in the chosen format (text / json / sarif / github)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+FORMATS = ("text", "json", "sarif", "github")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True) -> str:
+    if fmt == "json":
+        from .report import to_json
+
+        return to_json(result) + "\n"
+    if fmt == "sarif":
+        from .report.sarif import to_sarif
+
+        return to_sarif(result) + "\n"
+    if fmt == "github":
+        from .report.github import to_github
+
+        return to_github(result)
+    from .report import to_text
+
+    return to_text(result, show_paths=show_paths, color=color, stats=stats)
+
+
+def write_report(out: str, output_file: Optional[str]) -> None:
+    if output_file:
+        from .suppressions import atomic_write
+
+        p = Path(output_file)
+        if p.parent and not p.parent.exists():
+            p.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(str(p), out.encode("utf-8"))
+    else:
+        click.echo(out, nl=False)
+
+
+def touching(findings: list, files) -> list:
+    """Findings whose path touches one of ``files``: the hazard, the compiled region, or any call on the way."""
+    wanted = {os.path.realpath(f) for f in files}
+    if not wanted:
+        return []
+    out = []
+    for f in findings:
+        spots = [f.path, f.region.path] + [fr.path for fr in f.trace]
+        if any(os.path.realpath(p) in wanted for p in spots):
+            out.append(f)
+    return out
+
+
+def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = False, no_paths: bool = False,
+           baseline=None, write_baseline: bool = False, add_ignore: bool = False, files=None) -> int:
+    """Apply the baseline, ``--add-ignore`` or a ``files`` restriction; print; return the exit code."""
+    from .config import setting
+
+    baseline = baseline or setting("baseline")
+    if write_baseline:
+        if not baseline:
+            raise click.UsageError("--write-baseline needs --baseline FILE (or `baseline` in the config)")
+        from .baseline import write_baseline as _write
+
+        n = _write(baseline, result.findings)
+        click.echo(f"compile-lint: recorded {n} finding(s) in {baseline}", err=True)
+        return EXIT_CLEAN
+    if files is not None:
+        result.findings = touching(result.findings, files)
+        result.stats["findings"] = len(result.findings)
+    if baseline:
+        from .baseline import new_findings
+
+        result.findings, dropped = new_findings(result.findings, baseline)
+        result.stats["baselined"] = dropped
+        result.stats["findings"] = len(result.findings)
+    if add_ignore:
+        from .suppressions import add_ignores
+
+        rep = add_ignores(result.findings, [str(p) for p in opts.paths])
+        for path, line, why in rep.skipped:
+            click.echo(f"compile-lint: not suppressed: {path}:{line}: {why}", err=True)
+        click.echo(f"compile-lint: added {rep.added} suppression(s) in {len(rep.files)} file(s)", err=True)
+        return EXIT_CLEAN
+    color = output_file is None and fmt == "text" and sys.stdout.isatty()
+    write_report(render(result, fmt, color=color, stats=stats, show_paths=not no_paths), output_file)
+    return EXIT_FINDINGS if result.findings else EXIT_CLEAN

@@ -1,0 +1,311 @@
+"""Suppression comments beyond parsing (``index.parse_suppressions`` parses them):
+
+- ``unused_suppressions``: the CL302 notes, one per comment in a scanned file that suppressed nothing;
+- ``add_ignores``: ``--add-ignore``, appending ``# compile-lint: ignore[CODE]`` to each finding's line.
+
+A finding is suppressed by a comment on its hazard line, on any line of its call path, or by a file-level
+``ignore-file`` comment in the hazard's file (see ``engine._is_suppressed``).
+"""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .findings import Finding, RegionRef
+from .index import _SUPPRESS_RE, decode_source
+
+UNUSED_CODE = "CL302"
+
+
+@dataclass(frozen=True)
+class Comment:
+    path: str
+    line: int
+    col: int  # 1-based column of the '#'
+    file_level: bool
+    codes: tuple  # ("*",) for a bare ignore
+    text: str
+
+
+def suppression_comments(source: str, path: str = "") -> list:
+    """Every suppression comment of a file, with its position (what ``parse_suppressions`` reads)."""
+    if "compile-lint:" not in source and "noqa" not in source:
+        return []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    out = []
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        m = _SUPPRESS_RE.search(tok.string)
+        if not m:
+            continue
+        raw = m.group("codes") or m.group("noqa")
+        codes = tuple(c.strip() for c in raw.split(",") if c.strip()) if raw else ("*",)
+        out.append(Comment(path, tok.start[0], tok.start[1] + 1, m.group("kind") == "ignore-file", codes,
+                           m.group(0).strip()))
+    return out
+
+
+def _matches(code: str, rule: str) -> bool:
+    return code == "*" or rule.startswith(code)
+
+
+def _used(suppressed: list, comments_by_path: dict) -> set:
+    """(path, line, code) of every comment code that suppressed at least one finding."""
+    used = set()
+    for f in suppressed:
+        spots = [(f.path, f.line, False)] + [(fr.path, fr.line, False) for fr in f.trace] + [(f.path, 0, True)]
+        for path, line, file_level in spots:
+            for c in comments_by_path.get(path, ()):
+                if c.file_level != file_level or (not file_level and c.line != line):
+                    continue
+                for code in c.codes:
+                    if _matches(code, f.rule):
+                        used.add((c.path, c.line, code))
+    return used
+
+
+def _scanned_sources(program) -> dict:
+    """path -> source for every scanned file that may hold a suppression comment."""
+    out = {}
+    loaded = {m.path: m for m in program.modules.values() if m is not None}
+    for _name, (path, _pkg) in sorted(program.locator.scanned.items(), key=lambda kv: str(kv[1][0])):
+        path = str(path)
+        m = loaded.get(path)
+        if m is not None and not m.suppressions and not m.file_suppressions and not getattr(m, "error", None):
+            continue  # indexed: no comment there
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        if b"compile-lint:" not in data and b"noqa" not in data:
+            continue
+        out[path] = decode_source(data)
+    return out
+
+
+def unused_suppressions(suppressed: list, options, program) -> list:
+    """CL302 notes for the suppression comments in the scanned files that suppressed nothing in this scan."""
+    from compile_lint.rules import ALL_RULES
+
+    rule = ALL_RULES[UNUSED_CODE]
+    comments_by_path = {p: suppression_comments(src, p) for p, src in _scanned_sources(program).items()}
+    comments_by_path = {p: cs for p, cs in comments_by_path.items() if cs}
+    if not comments_by_path:
+        return []
+    used = _used(suppressed, comments_by_path)
+    select, ignore = list(options.select or ()), list(options.ignore or ())
+
+    def ran(code: str) -> bool:
+        """Whether this scan could have produced a finding that the code suppresses."""
+        if code == "*":
+            return not select
+        if select and not any(code.startswith(s) or s.startswith(code) for s in select):
+            return False
+        return not any(code.startswith(i) for i in ignore)
+
+    out = []
+    for path, comments in comments_by_path.items():
+        if any(c.file_level and any(code != "*" and _matches(code, UNUSED_CODE) for code in c.codes)
+               for c in comments):
+            continue  # `ignore-file[CL302]`
+        for c in comments:
+            if any(_matches(code, UNUSED_CODE) and code != "*" for code in c.codes):
+                continue  # `ignore[CL302]` keeps a comment on purpose
+            unused = [code for code in c.codes if (c.path, c.line, code) not in used and ran(code)]
+            if not unused:
+                continue
+            unknown = [code for code in unused if code != "*" and not any(r.startswith(code) for r in ALL_RULES)]
+            if len(unused) == len(c.codes):
+                what = "nothing matched it in this scan"
+            else:
+                what = f"{', '.join(unused)} matched nothing in this scan"
+            if unknown:
+                what += f" ({', '.join(unknown)}: no such rule)"
+            msg = rule.message.format(callee=c.text) + f": {what}"
+            out.append(Finding(
+                rule=UNUSED_CODE, severity="note", path=path, line=c.line, col=c.col, qualname="<module>",
+                message=msg, dynamo=rule.dynamo.describe(),
+                region=RegionRef(path, c.line, "<module>", None, "suppression"), trace=(),
+                callee=",".join(unused), fix_point="",
+            ))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- --add-ignore
+@dataclass
+class AddIgnoreReport:
+    added: int = 0  # codes added
+    files: list = field(default_factory=list)  # files changed
+    skipped: list = field(default_factory=list)  # (path, line, why)
+
+
+def _under(path: str, roots: list) -> bool:
+    p = os.path.abspath(path)
+    for r in roots:
+        r = os.path.abspath(r)
+        if p == r or p.startswith(r.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _target_line(f: Finding, roots: list) -> Optional[tuple]:
+    """Where to put the comment: the hazard line when it is in a scanned file, else the last call site on the
+    path that is (suppression on any line of the call path counts)."""
+    if _under(f.path, roots):
+        return f.path, f.line
+    for fr in reversed(f.trace):
+        if _under(fr.path, roots):
+            return fr.path, fr.line
+    return None
+
+
+_IGNORE_RE = re.compile(r"#\s*compile-lint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
+_NOQA_RE = re.compile(r"#\s*noqa:\s*(?P<codes>CL[0-9]*(?:\s*,\s*CL[0-9]*)*)")
+_BARE_RE = re.compile(r"#\s*(compile-lint:\s*ignore(?![\[-])|noqa(?!:))")
+
+
+def _line_blockers(source: str) -> dict:
+    """line -> why a comment cannot be appended there (inside a multi-line string, or a backslash
+    continuation)."""
+    out = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                for ln in range(tok.start[0], tok.end[0]):
+                    out[ln] = "the line ends inside a multi-line string"
+            if sys_version_fstring(tok):
+                for ln in range(tok.start[0], tok.end[0]):
+                    out.setdefault(ln, "the line ends inside a multi-line f-string")
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return {0: "the file does not tokenize"}
+    return out
+
+
+def sys_version_fstring(tok) -> bool:
+    # Python 3.12 tokenizes f-strings into FSTRING_START/MIDDLE/END: a multi-line middle blocks those lines too
+    return tokenize.tok_name.get(tok.type) == "FSTRING_MIDDLE" and tok.end[0] > tok.start[0]
+
+
+def _add_code(line_text: str, code: str) -> Optional[str]:
+    """The line with ``code`` added to its ``# compile-lint: ignore[...]`` comment (or a new comment)."""
+    body = line_text.rstrip("\r\n")
+    eol = line_text[len(body):]
+    m = _IGNORE_RE.search(body)
+    if m:
+        codes = [c.strip() for c in m.group("codes").split(",") if c.strip()]
+        if any(code.startswith(c) for c in codes):
+            return None
+        new = f"# compile-lint: ignore[{', '.join(codes + [code])}]"
+        return body[:m.start()] + new + body[m.end():] + eol
+    if _BARE_RE.search(body):
+        return None  # a bare ignore already suppresses everything
+    m = _NOQA_RE.search(body)
+    if m:  # only the first suppression of a comment is read: extend `# noqa: CL...` instead
+        codes = [c.strip() for c in m.group("codes").split(",") if c.strip()]
+        if any(code.startswith(c) for c in codes):
+            return None
+        return body[:m.start()] + f"# noqa: {', '.join(codes + [code])}" + body[m.end():] + eol
+    stripped = body.rstrip()
+    return f"{stripped}  # compile-lint: ignore[{code}]{eol}"
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write via a temporary file in the same directory and ``os.replace``; keeps the file's mode."""
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=".compile-lint-", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def add_ignores(findings: list, roots: list) -> AddIgnoreReport:
+    """Append ``# compile-lint: ignore[CODE]`` for each finding (CL302 excluded), one file write each.
+
+    Idempotent: a code already suppressed on the line is not added again.  A file whose edited text no longer
+    parses is left untouched (reported in ``skipped``)."""
+    rep = AddIgnoreReport()
+    wanted: dict = {}
+    for f in findings:
+        if f.rule == UNUSED_CODE:
+            continue
+        t = _target_line(f, roots)
+        if t is None:
+            rep.skipped.append((f.path, f.line, "no line of its call path is in the scanned files"))
+            continue
+        path, line = t
+        codes = wanted.setdefault(path, {}).setdefault(line, [])
+        if f.rule not in codes:
+            codes.append(f.rule)
+    for path in sorted(wanted):
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as e:
+            rep.skipped.append((path, 0, f"cannot read: {e.strerror or e}"))
+            continue
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            text = raw.decode(encoding)
+        except (SyntaxError, UnicodeDecodeError, LookupError):
+            rep.skipped.append((path, 0, "cannot decode the file"))
+            continue
+        bom = encoding == "utf-8-sig"
+        src = decode_source(raw)
+        blockers = _line_blockers(src)
+        lines = text.splitlines(keepends=True)
+        changed = 0
+        for line, codes in sorted(wanted[path].items()):
+            if 0 in blockers or line in blockers:
+                rep.skipped.append((path, line, blockers.get(line) or blockers.get(0)))
+                continue
+            if not 1 <= line <= len(lines):
+                rep.skipped.append((path, line, "no such line"))
+                continue
+            cur = lines[line - 1]
+            if cur.rstrip("\r\n").endswith("\\"):
+                rep.skipped.append((path, line, "the line ends with a backslash continuation"))
+                continue
+            for code in codes:
+                new = _add_code(cur, code)
+                if new is not None:
+                    cur = new
+                    changed += 1
+            lines[line - 1] = cur
+        if not changed:
+            continue
+        new_text = "".join(lines)
+        try:
+            ast.parse(new_text.lstrip("\ufeff") if bom else new_text)
+        except SyntaxError as e:
+            rep.skipped.append((path, e.lineno or 0, "the edited file would not parse; left unchanged"))
+            continue
+        data = new_text.encode(encoding)
+        atomic_write(path, data)
+        rep.added += changed
+        rep.files.append(path)
+    return rep

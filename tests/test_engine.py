@@ -1,0 +1,131 @@
+"""Engine behaviour that the corpus does not pin down: safety, libraries on the search path, determinism."""
+import textwrap
+from pathlib import Path
+
+from compile_lint.engine import ScanOptions, scan
+
+
+def write(root: Path, files: dict) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+    return root
+
+
+def test_never_imports_scanned_code(tmp_path):
+    marker = tmp_path / "IMPORTED"
+    write(tmp_path / "proj", {
+        "evil/__init__.py": f"""
+            open({str(marker)!r}, "w").write("imported")
+            raise RuntimeError("importing this package is a bug in the analyzer")
+            """,
+        "evil/model.py": """
+            import subprocess, torch
+            from . import helpers
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x + helpers.version()
+            compiled = torch.compile(Model(), fullgraph=True)
+            """,
+        "evil/helpers.py": f"""
+            import subprocess
+            open({str(marker)!r}, "w").write("imported")
+            def version():
+                return len(subprocess.check_output(["nvcc", "--version"]))
+            """,
+    })
+    result = scan(ScanOptions(paths=[tmp_path / "proj"]))
+    assert not marker.exists()
+    assert [(f.rule, Path(f.path).name, f.line) for f in result.findings] == [("CL101", "helpers.py", 5)]
+    assert [fr.qualname for fr in result.findings[0].trace] == ["Model.forward", "version"]
+
+
+def test_follows_imports_into_a_library_on_the_search_path(tmp_path):
+    lib = write(tmp_path / "site", {
+        "kernlib/__init__.py": "from .api import rmsnorm\n",
+        "kernlib/api.py": """
+            import functools
+            import pathlib
+
+            @functools.cache
+            def _module():
+                so = pathlib.Path("/opt/kernlib/norm.so")
+                if not so.exists():
+                    raise RuntimeError("not built")
+                return so
+
+            def rmsnorm(x):
+                _module()
+                return x
+            """,
+    })
+    proj = write(tmp_path / "proj", {
+        "app/model.py": """
+            import torch
+            from kernlib import rmsnorm
+
+            class Norm(torch.nn.Module):
+                def forward(self, x):
+                    return rmsnorm(x)
+
+            model = torch.compile(Norm(), fullgraph=True)
+            """,
+    })
+    result = scan(ScanOptions(paths=[proj], search_path=[lib], use_environment=False))
+    errors = [f for f in result.findings if f.severity == "error"]
+    assert len(errors) == 1
+    f = errors[0]
+    assert f.rule == "CL102" and f.path == str(lib / "kernlib" / "api.py") and f.line == 8
+    assert [fr.qualname for fr in f.trace] == ["Norm.forward", "rmsnorm", "_module"]
+    assert [Path(fr.path).name for fr in f.trace] == ["model.py", "api.py", "api.py"]
+    assert result.stats["modules_from_search_path"] >= 2
+    # regions are looked for only in the scanned paths, never in the library
+    assert all(Path(r.path).is_relative_to(proj) for r in result.regions)
+
+
+def test_without_search_path_the_library_is_external(tmp_path):
+    proj = write(tmp_path / "proj", {
+        "m.py": """
+            import torch
+            from kernlib import rmsnorm
+            f = torch.compile(lambda x: rmsnorm(x), fullgraph=True)
+            """,
+    })
+    result = scan(ScanOptions(paths=[proj], use_environment=False))
+    assert result.findings == []
+
+
+def test_unparsable_file_does_not_stop_the_scan(tmp_path):
+    proj = write(tmp_path / "proj", {
+        # both mention torch.compile, so both are parsed while looking for regions
+        "bad.py": "import torch\ntorch.compile(def broken(:\n",
+        "nul.py": "import torch\nx = torch.compile\0\n",
+        "ok.py": """
+            import time, torch
+            @torch.compile
+            def f(x):
+                return x + time.time()
+            """,
+    })
+    result = scan(ScanOptions(paths=[proj], use_environment=False))
+    assert [(f.rule, f.severity) for f in result.findings] == [("CL106", "warning")]  # torch.compile default: no fullgraph
+    assert result.stats["files_skipped"] == 2
+    reasons = {Path(p).name: why for p, why in result.problems}
+    assert "cannot parse" in reasons["bad.py"] and "nul.py" in reasons
+
+
+def test_output_is_deterministic_across_hash_seeds(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    corpus = Path(__file__).parent / "corpus" / "cases"
+    outs = set()
+    for seed in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-m", "compile_lint.cli", "scan", str(corpus), "--no-cache", "-q",
+                               "--format", "json"], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONHASHSEED=seed))
+        assert proc.returncode == 1, proc.stderr
+        outs.add(proc.stdout)
+    assert len(outs) == 1
