@@ -192,6 +192,10 @@ def _add_ecosystem_commands():
     from .precommit import precommit_cmd
 
     main.add_command(precommit_cmd)
+    if "fix" not in main.commands:  # until the fixers' own `fix` command exists: `fix --pr` only (lint/pr.py)
+        from .pr import _fallback_fix_command
+
+        main.add_command(_fallback_fix_command())
 
 
 _add_ecosystem_commands()

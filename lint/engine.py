@@ -134,12 +134,15 @@ def scan(options: ScanOptions) -> ScanResult:
     cache = SummaryCache(options.cache_dir)
     loader = SummaryLoader(cache)
 
-    arch_eval = None
+    arch = None
     if options.target_arch:
-        from .arch import ArchFacts
+        from .arch import ArchError, ArchFacts
 
-        arch_eval = ArchFacts.parse(options.target_arch, options.cuda_version).evaluate
-    program = Program(locator, loader, arch_eval=arch_eval, scanned_modules=scanned.keys())
+        try:
+            arch = ArchFacts.parse(options.target_arch, options.cuda_version)
+        except ArchError as e:
+            raise ScanError(str(e)) from None
+    program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys())
     trace_rules, tr_source = _load_trace_rules(options)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
@@ -206,7 +209,9 @@ def _merge(raw: list) -> list:
     best: dict = {}
     regions: dict = {}
     for f in raw:
-        key = (f.rule, f.path, f.line)  # one report per rule and line: `with FileLock(p):` is one hazard
+        # one report per rule, line and fix point: `with FileLock(p):` is one hazard; reached through two cached
+        # loaders it is two findings, since fixing one loader leaves the other path
+        key = (f.rule, f.path, f.line, f.fix_point)
         regions.setdefault(key, {}).setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
         cur = best.get(key)
         if cur is None or (SEVERITY_ORDER[f.severity], len(f.trace), f.col) < (

@@ -76,6 +76,7 @@ class _Func:
         self.attrs: dict = {}
         self.effects: list = []
         self.returns: list = []
+        self.return_guards: list = []
         self.locals: dict = {}
 
     def add_local(self, name: str, expr) -> None:
@@ -90,6 +91,7 @@ class _Func:
         s.attrs = tuple(self.attrs.values())
         s.effects = tuple(self.effects)
         s.returns = tuple(self.returns)
+        s.return_guards = tuple(self.return_guards)
         s.locals = {k: tuple(v) for k, v in self.locals.items()}
         return s
 
@@ -361,6 +363,7 @@ class Indexer:
             if st.value is not None:
                 self.collect(st.value, fn, guards, in_try)
                 fn.returns.append(self.conv(st.value, fn))
+                fn.return_guards.append(guards)
             return
         if t is ast.Assign:
             self.collect(st.value, fn, guards, in_try)
@@ -568,6 +571,7 @@ class Indexer:
         for name, d in zip(fn.s.params[len(fn.s.params) - len(node.args.defaults):], node.args.defaults):
             self.collect(d, parent_fn, (), False)
         self.block(node.body, fn, (), False)
+        fn.s.is_stub = _is_stub(node.body)
         self.functions[qual] = fn.finish()
         return qual
 
@@ -579,6 +583,7 @@ class Indexer:
         fn = self._new_func(qual, "<lambda>", node, self._params(node.args, parent_fn), parent_fn, None, is_lambda=True)
         self.collect(node.body, fn, (), False)
         fn.returns.append(self.conv(node.body, fn))
+        fn.return_guards.append(())
         self.functions[qual] = fn.finish()
         return qual
 
@@ -619,6 +624,20 @@ class Indexer:
                     names += [e[1] for e in b.value[2] if e[0] == "const" and isinstance(e[1], str)]
             self.m.dunder_all = tuple(names)
         return self.m
+
+
+def _is_stub(body: list) -> bool:
+    for st in body:
+        if isinstance(st, ast.Pass):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue  # docstring or ...
+        if isinstance(st, ast.Raise) and st.exc is not None:
+            exc = st.exc.func if isinstance(st.exc, ast.Call) else st.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                continue
+        return False
+    return True
 
 
 def _terminates(body: list) -> bool:

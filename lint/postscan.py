@@ -43,21 +43,36 @@ def write_report(out: str, output_file: Optional[str]) -> None:
         click.echo(out, nl=False)
 
 
-def touching(findings: list, files) -> list:
-    """Findings whose path touches one of ``files``: the hazard, the compiled region, or any call on the way."""
+def touching(findings: list, files, all_paths=None) -> list:
+    """Findings whose path touches one of ``files``: the hazard, the compiled region, or any call on the way.
+
+    ``all_paths``: (rule, path, line) -> the walk's findings for every path reaching that hazard (the report
+    keeps the shortest); when only another path touches the files, the finding is reported with that path."""
+    import dataclasses
+
     wanted = {os.path.realpath(f) for f in files}
     if not wanted:
         return []
+
+    def hits(f) -> bool:
+        spots = [f.path, f.region.path] + [fr.path for fr in f.trace]
+        return any(os.path.realpath(p) in wanted for p in spots)
+
     out = []
     for f in findings:
-        spots = [f.path, f.region.path] + [fr.path for fr in f.trace]
-        if any(os.path.realpath(p) in wanted for p in spots):
+        if hits(f):
             out.append(f)
+            continue
+        alt = next((g for g in (all_paths or {}).get((f.rule, f.path, f.line), ()) if hits(g)), None)
+        if alt is not None:
+            others = tuple(r for r in (f.region,) + tuple(f.other_regions) if r != alt.region)
+            out.append(dataclasses.replace(f, region=alt.region, trace=alt.trace, other_regions=others))
     return out
 
 
 def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = False, no_paths: bool = False,
-           baseline=None, write_baseline: bool = False, add_ignore: bool = False, files=None) -> int:
+           baseline=None, write_baseline: bool = False, add_ignore: bool = False, files=None,
+           all_paths=None) -> int:
     """Apply the baseline, ``--add-ignore`` or a ``files`` restriction; print; return the exit code."""
     from .config import setting
 
@@ -71,7 +86,7 @@ def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = F
         click.echo(f"compile-lint: recorded {n} finding(s) in {baseline}", err=True)
         return EXIT_CLEAN
     if files is not None:
-        result.findings = touching(result.findings, files)
+        result.findings = touching(result.findings, files, all_paths)
         result.stats["findings"] = len(result.findings)
     if baseline:
         from .baseline import new_findings

@@ -109,9 +109,33 @@ def _get(obj, *names, default=None):
     return default
 
 
+def _fix_options(unsafe: bool, fix_in, op_namespace, start):
+    """``compile_lint.fixers.model.FixOptions`` (with ``[tool.compile-lint.fix]`` merged) when it exists."""
+    try:
+        from compile_lint.fixers.model import FixOptions
+    except ImportError:
+        return None
+    fo = FixOptions(unsafe=unsafe)
+    if fix_in:
+        fo.fix_in = tuple(fix_in)
+    if op_namespace:
+        fo.op_namespace = op_namespace
+    try:
+        from compile_lint.fixers.config import options_from_config
+
+        fo = options_from_config(start, fo)
+    except ImportError:
+        pass
+    return fo
+
+
 def default_fixer(unsafe: bool = False, fix_in=None, op_namespace=None) -> Fixer:
-    """A Fixer over ``compile_lint.fixers``: ``plan_fixes(...)`` then ``apply_fixes(plan)``; arguments are
-    passed by name where the functions take them (result, findings, options, unsafe, fix_in, op_namespace)."""
+    """A Fixer over ``compile_lint.fixers``: ``plan_fixes(...)`` then ``apply_fixes(plan)``.  Arguments are passed
+    by the names the functions take: ``result``, ``findings``, ``scan_options``, ``options``/``fix_options``
+    (a ``FixOptions`` when the fixers define it, else the ScanOptions), ``unsafe``, ``fix_in``,
+    ``op_namespace``, ``program``; ``apply_fixes`` gets ``plan``/``planning``/``plans``.  What was applied is
+    read from the returned report's ``applied`` (else from the plan): items with ``fixer``, ``description``
+    and ``findings`` (or ``finding``)."""
 
     def run(result: ScanResult, options: ScanOptions) -> list:
         try:
@@ -121,18 +145,25 @@ def default_fixer(unsafe: bool = False, fix_in=None, op_namespace=None) -> Fixer
         plan_fn, apply_fn = getattr(fx, "plan_fixes", None), getattr(fx, "apply_fixes", None)
         if plan_fn is None or apply_fn is None:
             raise ScanError("compile_lint.fixers has no plan_fixes/apply_fixes yet: `fix --pr` cannot apply fixes")
-        avail = dict(result=result, findings=result.findings, options=options, opts=options, unsafe=unsafe,
-                     fix_in=fix_in, op_namespace=op_namespace, program=result.program)
+        fo = _fix_options(unsafe, fix_in, op_namespace, options.paths[0] if options.paths else ".")
+        avail = dict(result=result, findings=result.findings, scan_options=options,
+                     options=fo if fo is not None else options, fix_options=fo, opts=fo if fo is not None else options,
+                     unsafe=unsafe, fix_in=fix_in, op_namespace=op_namespace, program=result.program)
         plan = _call_flex(plan_fn, **avail)
-        _call_flex(apply_fn, plan=plan, fixes=plan, edits=plan, result=result, options=options, unsafe=unsafe)
-        items = plan if isinstance(plan, (list, tuple)) else (_get(plan, "fixes", "edits", "items", default=[]) or [])
+        report_ = _call_flex(apply_fn, plan=plan, planning=plan, plans=_get(plan, "plans", default=plan), result=result,
+                             options=avail["options"], fix_options=fo, scan_options=options, unsafe=unsafe)
+        items = _get(report_, "applied", default=None)
+        if items is None:
+            items = plan if isinstance(plan, (list, tuple)) else (_get(plan, "plans", "fixes", "items", default=[]) or [])
         out = []
         for it in items:
-            out.append(AppliedFix(finding=_get(it, "finding"), fixer=str(_get(it, "fixer", "fixer_id", "id",
-                                                                               "kind", default="fix")),
-                                  description=str(_get(it, "description", "title", "message", default="")),
-                                  paths=tuple(str(p) for p in (_get(it, "paths", default=None) or
-                                                               ([_get(it, "path")] if _get(it, "path") else [])))))
+            fixer = str(_get(it, "fixer", "fixer_id", "id", "kind", default="fix"))
+            desc = str(_get(it, "description", "title", "message", default="")).strip().splitlines()
+            paths = _get(it, "touched", "paths", default=None) or ([_get(it, "path")] if _get(it, "path") else [])
+            found = _get(it, "findings", default=None) or [_get(it, "finding")]
+            for f in found:
+                out.append(AppliedFix(finding=f, fixer=fixer, description=desc[0] if desc else "",
+                                      paths=tuple(str(p) for p in paths)))
         return out
 
     return run
@@ -288,7 +319,8 @@ def fix_pr(options: ScanOptions, repo=None, fixer: Optional[Fixer] = None, *, pu
         _restore(root, untracked_before)
         raise
     mod, new = _changed(root)
-    new = [p for p in new if p not in set(untracked_before)]
+    cache = Path(options.cache_dir).absolute() if options.cache_dir else None
+    new = [p for p in new if p not in set(untracked_before) and not _is_cache(root / p, cache)]
     changed = sorted(set(mod) | set(new))
     if not changed:
         return PRResult(None, base, None, "", None, "", applied=applied, remaining=before.findings,
@@ -350,6 +382,18 @@ def fix_pr(options: ScanOptions, repo=None, fixer: Optional[Fixer] = None, *, pu
     return res
 
 
+def _is_cache(path: Path, cache: Optional[Path]) -> bool:
+    if ".compile_lint_cache" in path.parts:
+        return True
+    if cache is None:
+        return False
+    try:
+        path.absolute().relative_to(cache)
+        return True
+    except ValueError:
+        return False
+
+
 def _restore(root: Path, untracked_before: list) -> None:
     """Undo a fixer's edits in the work tree (tracked files back to HEAD, new files removed)."""
     git(root, "checkout", "-q", "--", ".", check=False)
@@ -381,3 +425,64 @@ def report(res: PRResult, echo=print) -> None:
              "compile-lint: next:")
         for c in res.commands:
             echo(f"  {c}")
+
+
+# ------------------------------------------------------------------------------------------- command line
+def _pr_options():
+    import click
+
+    return [
+        click.option("--pr", "pr", is_flag=True, help="Apply the safe fixes on a new branch "
+                     "compile-lint/fix-<short HEAD>, commit them and write a pull-request body."),
+        click.option("--push", is_flag=True, help="With --pr: push the branch to the remote."),
+        click.option("--open", "open_pr", is_flag=True, help="With --pr --push: open the pull request with the gh "
+                     "CLI (else print the command)."),
+        click.option("--remote", metavar="NAME", help="With --push: the remote (default: the branch's, or origin)."),
+        click.option("--base", metavar="BRANCH", help="The pull request's base (default: the current branch)."),
+        click.option("--body-file", type=click.Path(dir_okay=False), help="Write the pull-request body here "
+                     "(default: .git/compile-lint/pr-body-<hash>.md)."),
+    ]
+
+
+PR_OPTIONS = _pr_options()
+
+
+def run_pr_command(options: ScanOptions, *, push: bool = False, open_pr: bool = False, remote=None, base=None,
+                   body_file=None, unsafe: bool = False, fix_in=None, op_namespace=None,
+                   fixer: Optional[Fixer] = None) -> int:
+    """What ``compile-lint fix --pr`` runs; prints the PR body and the result; returns the exit code."""
+    import click
+
+    from .config import setting
+
+    if open_pr and not push:
+        push = True  # a PR needs the branch on the remote
+    fixer = fixer or default_fixer(unsafe=unsafe, fix_in=fix_in or setting("fix_in") or None,
+                                   op_namespace=op_namespace or setting("op_namespace"))
+    res = fix_pr(options, fixer=fixer, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file)
+    if res.branch is not None:
+        click.echo(res.body)
+    report(res, echo=lambda m: click.echo(m, err=True))
+    return 0
+
+
+def _fallback_fix_command():
+    """``compile-lint fix PATHS --pr``, registered only while the CLI has no ``fix`` command of its own (the
+    fixers' command takes these options and calls ``run_pr_command``)."""
+    import click
+
+    from .cli import _apply, _scan_options, _scan_params
+
+    @click.command("fix")
+    @_apply(_scan_params)
+    @_apply(PR_OPTIONS)
+    def fix_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+                cuda_version, exclude, quiet, debug, pr, push, open_pr, remote, base, body_file, **_):
+        """Apply compile-lint's safe fixes (this build: only as a pull request, with --pr)."""
+        if not pr:
+            raise click.UsageError("this build of compile-lint applies fixes only with --pr")
+        opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache,
+                             target_arch, cuda_version, exclude, True)
+        return run_pr_command(opts, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file)
+
+    return fix_cmd

@@ -54,7 +54,7 @@ def _split(values) -> list:
 def precommit_cmd(files, roots, python, select, ignore, cache_dir, no_cache, baseline, fmt, no_paths, debug):
     """Scan the project; report the findings whose call path touches FILES (what pre-commit passes)."""
     from .config import configure
-    from .engine import ScanOptions, scan
+    from .engine import ScanOptions
 
     roots = [Path(r) for r in roots] or [work_tree()]
     opts = ScanOptions(paths=roots, python=python, select=[c.upper() for c in _split(select)],
@@ -63,6 +63,31 @@ def precommit_cmd(files, roots, python, select, ignore, cache_dir, no_cache, bas
     if not no_cache and not Path(cache_dir).is_absolute() and cache_dir == ".compile_lint_cache":
         opts.cache_dir = roots[0] / cache_dir
     opts = configure(opts)
-    result = scan(opts)
+    result, all_paths = scan_keeping_all_paths(opts)
     return finish(result, opts, fmt=fmt, no_paths=no_paths, baseline=baseline,
-                  files=[str(Path(f).absolute()) for f in files] if files else None)
+                  files=[str(Path(f).absolute()) for f in files] if files else None, all_paths=all_paths)
+
+
+def scan_keeping_all_paths(opts):
+    """``scan`` plus, for each reported hazard (rule, file, line), the walk's findings for *every* path that
+    reaches it from any region: the report keeps only the shortest path, but a staged file in the middle of another one
+    must still select the finding.  The walk's findings are read where the engine merges them."""
+    from . import engine
+
+    merge = getattr(engine, "_merge", None)
+    raw: list = []
+    if merge is not None:
+        def capture(found, *a, **k):
+            raw.extend(found)
+            return merge(found, *a, **k)
+
+        engine._merge = capture
+    try:
+        result = engine.scan(opts)
+    finally:
+        if merge is not None:
+            engine._merge = merge
+    paths: dict = {}
+    for f in raw:
+        paths.setdefault((f.rule, f.path, f.line), []).append(f)
+    return result, paths

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from .values import (
     Partial,
     SeqVal,
     Super,
+    TupleVal,
     Unknown,
 )
 
@@ -48,6 +50,12 @@ def _foreign_origins() -> frozenset:
     from compile_lint.rules.jit import FOREIGN_ORIGINS
 
     return frozenset(FOREIGN_ORIGINS)
+
+
+# Bases that add no behaviour worth naming: a member missing from the indexed classes is unknown, not theirs.
+_TRIVIAL_BASES = frozenset({"builtins.object", "object", "abc.ABC", "typing.Generic", "typing.Protocol",
+                            "typing_extensions.Protocol", "enum.Enum", "builtins.Exception", "typing.NamedTuple",
+                            "abc.ABCMeta"})
 
 
 def split_id(fid: str):
@@ -70,6 +78,31 @@ class ModuleLocator:
     def is_external_top(self, name: str) -> bool:
         top = name.split(".")[0]
         return top in STDLIB or top in self.opaque
+
+    def package_files(self, top: str) -> list:
+        """(module, path, is_package) of every .py file of a top-level package (scanned or on the path)."""
+        if ("files", top) in self._memo:
+            return self._memo[("files", top)]
+        out = [(m, p, pkg) for m, (p, pkg) in self.scanned.items() if m == top or m.startswith(top + ".")]
+        if not out:
+            loc = self.find(top)
+            pkg_dir = None
+            if loc is not None and loc[0] is not None and loc[1]:
+                pkg_dir = Path(loc[0]).parent
+            elif loc is not None and loc[0] is None:
+                pkg_dir = next((r / top for r in self.search_path if (r / top).is_dir()), None)
+            if pkg_dir is not None:
+                for dirpath, dirnames, filenames in os.walk(pkg_dir):
+                    dirnames[:] = sorted(d for d in dirnames if d.isidentifier())
+                    rel = Path(dirpath).relative_to(pkg_dir.parent)
+                    for fn in sorted(filenames):
+                        if not fn.endswith(".py"):
+                            continue
+                        parts = list(rel.parts) + ([] if fn == "__init__.py" else [fn[:-3]])
+                        if all(p.isidentifier() for p in parts):
+                            out.append((".".join(parts), Path(dirpath) / fn, fn == "__init__.py"))
+        self._memo[("files", top)] = out
+        return out
 
     def find(self, name: str):
         """(path or None for a namespace package, is_package) or None when the module is external/unknown."""
@@ -118,13 +151,13 @@ class Stats:
 
 
 class Program:
-    def __init__(self, locator: ModuleLocator, load_summary: Callable, arch_eval=None, scanned_modules=()):
+    def __init__(self, locator: ModuleLocator, load_summary: Callable, arch=None, scanned_modules=()):
         self.locator = locator
         self._load_summary = load_summary  # (name, path, is_package) -> ModuleSummary
         self.modules: dict = {}
         self.stats = Stats()
         self.scanned_modules = frozenset(scanned_modules)
-        self.arch_eval = arch_eval  # optional: (expr, scope, program) -> Optional[bool] for arch-dependent guards
+        self.arch = arch  # optional ArchFacts (--target-arch): folds device queries into constants
         self.foreign_origins = _foreign_origins()
         self._global_memo: dict = {}
         self._eval_memo: dict = {}
@@ -132,8 +165,60 @@ class Program:
         self._func_value_memo: dict = {}
         self._mro_memo: dict = {}
         self._active: set = set()
+        self._subclass_memo: dict = {}
+        self._mention_memo: dict = {}
+        self._bytes_memo: dict = {}
         self.env_set: set = set()
         self.env_removed: set = set()
+
+    # ------------------------------------------------------------ hierarchy
+    def subclasses(self, cid: str, limit: int = 300) -> list:
+        """Indexed subclasses of a class, transitively.  Only files that mention a class's name are parsed,
+        and only within the same top-level package (or the scanned code)."""
+        if cid in self._subclass_memo:
+            return self._subclass_memo[cid]
+        self._subclass_memo[cid] = []
+        top = split_id(cid)[0].split(".")[0]
+        files = self.locator.package_files(top)
+        if self.scanned_modules:
+            files = files + [(m, p, pkg) for m, (p, pkg) in self.locator.scanned.items()
+                             if not (m == top or m.startswith(top + "."))]
+        found: list = []
+        frontier = [cid]
+        seen = {cid}
+        while frontier and len(found) < limit:
+            cur = frontier.pop(0)
+            needle = split_id(cur)[1].rsplit(".", 1)[-1].encode()
+            for mname, path, _ in files:
+                if not self._file_mentions(path, needle):
+                    continue
+                m = self.module(mname)
+                if m is None:
+                    continue
+                for q, c in m.classes.items():
+                    sub = f"{mname}:{q}"
+                    if sub in seen or not any(needle.decode() in repr(b) for b in c.bases):
+                        continue
+                    if cur in self.mro(sub):
+                        seen.add(sub)
+                        found.append(sub)
+                        frontier.append(sub)
+        self._subclass_memo[cid] = found
+        return found
+
+    def _file_mentions(self, path, needle: bytes) -> bool:
+        key = (str(path), needle)
+        if key not in self._mention_memo:
+            try:
+                data = self._bytes_memo.get(str(path))
+                if data is None:
+                    data = Path(path).read_bytes()
+                    if len(self._bytes_memo) < 4000:
+                        self._bytes_memo[str(path)] = data
+                self._mention_memo[key] = needle in data
+            except OSError:
+                self._mention_memo[key] = False
+        return self._mention_memo[key]
 
     # ------------------------------------------------------------------ modules
     def module(self, name: str) -> Optional[ModuleSummary]:
@@ -173,28 +258,31 @@ class Program:
         return frozenset({External(model.normalize(name))})
 
     # ------------------------------------------------------------- name lookup
-    def resolve_global(self, mod: str, name: str) -> frozenset:
-        key = (mod, name)
+    def resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
+        """What a module-level name may be bound to at run time (``typing=True``: as a type checker sees it,
+        with ``if TYPE_CHECKING:`` imports, for annotations)."""
+        key = (mod, name, typing)
         if key in self._global_memo:
             return self._global_memo[key]
         if key in self._active:
             return EMPTY
         self._active.add(key)
         try:
-            res = self._resolve_global(mod, name)
+            res = self._resolve_global(mod, name, typing)
         finally:
             self._active.discard(key)
         self._global_memo[key] = res
         return res
 
-    def _resolve_global(self, mod: str, name: str) -> frozenset:
+    def _resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
         m = self.module(mod)
         if m is None:
             return frozenset({External(model.normalize(f"{mod}.{name}"))})
         out = set()
         scope = Scope(mod)
+        preds = {"typing.TYPE_CHECKING": True} if typing else None
         for b in m.bindings.get(name, ()):
-            if not self.guards_may_hold(b.guards, scope):
+            if not self.guards_may_hold(b.guards, scope, preds):
                 continue
             if b.kind == "def":
                 out.add(self.function_value(f"{mod}:{b.value}", scope))
@@ -310,7 +398,7 @@ class Program:
                 return frozenset().union(*(self.instances_of(i, scope) for i in items))
             return EMPTY
         out = set()
-        for v in self.eval(type_expr, scope):
+        for v in self._eval_type(type_expr, scope):
             if isinstance(v, Class):
                 out.add(Instance(v.id))
             elif isinstance(v, External) and v.name not in ("builtins.None",) and not v.name.startswith("typing."):
@@ -351,6 +439,14 @@ class Program:
             return None
         module, attr = b.value[0], b.value[1]
         return module if attr is None else f"{module}.{attr}"
+
+    def _eval_type(self, e, scope: Scope) -> frozenset:
+        if e[0] == "name":
+            return self.resolve_global(scope.module, e[1], typing=True)
+        if e[0] == "attr":
+            base = self._eval_type(e[1], scope)
+            return frozenset().union(*(self.attr(v, e[2]) for v in base)) if base else EMPTY
+        return self.eval(e, scope)
 
     # ------------------------------------------------------------ expressions
     def eval(self, expr, scope: Scope) -> frozenset:
@@ -398,7 +494,17 @@ class Program:
                 items.append((key, self.eval(vx, scope)))
             return frozenset({DictVal(tuple(items))})
         if k == "seq":
-            elems = frozenset().union(*(self.eval(x, scope) for x in e[2])) if e[2] else EMPTY
+            parts = [self.eval(x, scope) for x in e[2]]
+            if all(len(p) == 1 and isinstance(next(iter(p)), Const) for p in parts) and e[1] in ("tuple", "list"):
+                vals = tuple(next(iter(p)).value for p in parts)
+                try:
+                    hash(vals)
+                    return frozenset({Const(vals)})  # lists of constants fold to tuples (for `in`)
+                except TypeError:
+                    pass
+            if e[1] == "tuple":
+                return frozenset({TupleVal(tuple(parts))})
+            elems = frozenset().union(*parts) if parts else EMPTY
             return frozenset({SeqVal(elems)})
         if k == "comp":
             return frozenset({SeqVal(self.eval(e[1], scope))})
@@ -416,6 +522,15 @@ class Program:
                 return frozenset({ExternalInstance("pathlib.Path")})
             if e[1] == "BitOr":
                 return left | right
+            if e[1] == "Add" and any(isinstance(v, (SeqVal, TupleVal)) for v in left | right):
+                elems = set()
+                for v in left | right:
+                    if isinstance(v, SeqVal):
+                        elems |= v.elems
+                    elif isinstance(v, TupleVal):
+                        for it in v.items:
+                            elems |= it
+                return frozenset({SeqVal(frozenset(elems))})
             if len(left) == 1 and len(right) == 1:
                 a, b = next(iter(left)), next(iter(right))
                 if isinstance(a, Const) and isinstance(b, Const):
@@ -445,7 +560,17 @@ class Program:
             base = self.eval(e[1], scope)
             out = set()
             for v in base:
-                if isinstance(v, SeqVal):
+                if isinstance(v, TupleVal):
+                    if k == "item" and e[2] < len(v.items):
+                        out |= v.items[e[2]]
+                    else:
+                        out |= frozenset().union(*v.items) if v.items else EMPTY
+                elif isinstance(v, Const) and isinstance(v.value, (tuple, list, str)) and k == "item":
+                    try:
+                        out.add(Const(v.value[e[2]]))
+                    except IndexError:
+                        out.add(Unknown("index"))
+                elif isinstance(v, SeqVal):
                     out |= v.elems
                 elif isinstance(v, DictVal) and k == "iter":
                     out |= {Const(key) for key, _ in v.items if key is not None}
@@ -492,6 +617,23 @@ class Program:
                         out |= vals
             elif isinstance(v, SeqVal):
                 out |= v.elems
+            elif isinstance(v, TupleVal):
+                kv = self.eval(key_expr, scope)
+                idx = [x.value for x in kv if isinstance(x, Const) and isinstance(x.value, int)]
+                if len(idx) == len(kv) and idx and all(-len(v.items) <= i < len(v.items) for i in idx):
+                    for i in idx:
+                        out |= v.items[i]
+                else:
+                    out |= frozenset().union(*v.items) if v.items else EMPTY
+            elif isinstance(v, Const) and isinstance(v.value, (tuple, list, str, dict)):
+                kv = self.eval(key_expr, scope)
+                if len(kv) == 1 and isinstance(next(iter(kv)), Const):
+                    try:
+                        out.add(Const(v.value[next(iter(kv)).value]))
+                        continue
+                    except (KeyError, IndexError, TypeError):
+                        pass
+                out.add(Unknown("subscript"))
             elif isinstance(v, (External, Class)) or isinstance(v, ExternalInstance) and v.type.startswith("typing"):
                 out.add(v)  # typing generics: List[int] -> the origin
             else:
@@ -503,7 +645,10 @@ class Program:
         if isinstance(v, Module):
             return self.resolve_global(v.name, name)
         if isinstance(v, External):
-            return frozenset({External(model.normalize(f"{v.name}.{name}"))})
+            full = model.normalize(f"{v.name}.{name}")
+            if self.arch is not None and self.arch.known_attr(full):
+                return frozenset({Const(self.arch.attr(full))})
+            return frozenset({External(full)})
         if isinstance(v, Instance):
             return self.member(v.cls, name, v)
         if isinstance(v, Class):
@@ -516,6 +661,8 @@ class Program:
                 after = mro[1:]
             return self._member_in(after, name, Instance(v.self_cls))
         if isinstance(v, ExternalInstance):
+            if self.arch is not None and self.arch.known_attr(f"{v.type}.{name}"):
+                return frozenset({Const(self.arch.attr(f"{v.type}.{name}"))})
             if v.type == "pathlib.Path":
                 if name in ("parent",):
                     return frozenset({ExternalInstance("pathlib.Path")})
@@ -563,7 +710,37 @@ class Program:
         return any(model.is_nn_module_base(x) for x in self.mro(cid) if ":" not in x)
 
     def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
-        return self._member_in(self.mro(cid), name, inst)
+        res = self._member_in(self.mro(cid), name, inst)
+        if inst is not None and self._abstract(res):
+            # an abstract method or an attribute only subclasses define: dispatch to every implementation
+            key = ("dispatch", cid, name)
+            if key in self._active:
+                return res
+            self._active.add(key)
+            try:
+                impl = set()
+                for sub in self.subclasses(cid):
+                    for v in self._member_in(self.mro(sub), name, Instance(sub)):
+                        if not isinstance(v, Unknown) and not self._abstract(frozenset({v})):
+                            impl.add(v)
+            finally:
+                self._active.discard(key)
+            if impl:
+                return frozenset(impl)
+        return res
+
+    def _abstract(self, res: frozenset) -> bool:
+        if not res:
+            return True
+        for v in res:
+            if isinstance(v, Unknown):
+                continue
+            if isinstance(v, Func):
+                f = self.function(v.id)
+                if "abstract" in v.flags or (f is not None and f.is_stub):
+                    continue
+            return False
+        return True
 
     def _member_in(self, mro: list, name: str, inst: Optional[Instance]) -> frozenset:
         first = None
@@ -602,7 +779,7 @@ class Program:
             if vals:
                 return frozenset(vals)
         if first is None:
-            ext = [x for x in mro if ":" not in x]
+            ext = [x for x in mro if ":" not in x and x not in _TRIVIAL_BASES]
             if ext:
                 return frozenset({External(model.normalize(f"{ext[0]}.{name}"))})
             return frozenset({Unknown(f"no attribute {name}")})
@@ -696,6 +873,8 @@ class Program:
             return frozenset({t.with_flags("disabled")})
         if name in model.OP_DECORATORS or name in model.OP_REGISTRATION_DECORATORS:
             return frozenset({Op(name)})
+        if name == "abc.abstractmethod":
+            return frozenset({t.with_flags("abstract")})
         if name in model.TRACE_TIME_DECORATORS:
             return frozenset({t.with_flags("tracetime:" + model.TRACE_TIME_DECORATORS[name])})
         if name == "builtins.staticmethod" or name == "staticmethod":
@@ -725,7 +904,7 @@ class Program:
             i += 1
         for kname, kexpr in kwargs:
             if kname is not None and (kname in params or kname in f.kwonly):
-                b[kname] = self.eval(kexpr, scope)
+                b[kname] = kexpr[1] if kexpr[0] == "__value__" else self.eval(kexpr, scope)
         mod = split_id(fv.id)[0]
         for p in params + list(f.kwonly):
             if p not in b and p in f.defaults:
@@ -758,9 +937,13 @@ class Program:
                 mod = split_id(v.id)[0]
                 inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1)
                 out = set()
-                for r in f.returns:
+                guards_list = f.return_guards or tuple(() for _ in f.returns)
+                for r, g in zip(f.returns, guards_list):
+                    if g and not self.guards_may_hold(g, inner):
+                        continue
                     out |= self.eval(r, inner)
-                if f.returns_annotation is not None:
+                if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
+                    # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
                     out |= self.instances_of(f.returns_annotation, Scope(mod))
                 res = frozenset(out) if out else frozenset({Const(None)})
             finally:
@@ -775,7 +958,9 @@ class Program:
             target = self.callable_members(v)
             return frozenset().union(*(self.call(t, args, kwargs, scope) for t in target)) if target else UNKNOWN
         if isinstance(v, Partial):
-            return frozenset().union(*(self.call(t, args, kwargs, scope) for t in v.target)) if v.target else UNKNOWN
+            pargs = tuple(("__value__", a) for a in v.args) + tuple(args)
+            pkw = tuple((k, ("__value__", a)) for k, a in v.kwargs) + tuple(kwargs)
+            return frozenset().union(*(self.call(t, pargs, pkw, scope) for t in v.target)) if v.target else UNKNOWN
         if isinstance(v, External):
             return self._call_external(model.normalize(v.name), args, kwargs, scope)
         if isinstance(v, Foreign):
@@ -825,7 +1010,9 @@ class Program:
         if name in model.OP_REGISTRATION_CALLS:
             return frozenset({Op(name)})
         if name == "functools.partial":
-            return frozenset({Partial(first, max(0, len(args) - 1))})
+            rest = tuple(self._arg_values(args, scope, i) for i in range(1, len(args)))
+            kw = tuple((k, x[1] if x[0] == "__value__" else self.eval(x, scope)) for k, x in kwargs if k)
+            return frozenset({Partial(first, rest, kw)})
         if name == "builtins.getattr" and len(args) >= 2:
             attr = self._arg_values(args, scope, 1)
             if len(attr) == 1 and isinstance(next(iter(attr)), Const) and isinstance(next(iter(attr)).value, str):
@@ -846,12 +1033,19 @@ class Program:
             for x in first:
                 if isinstance(x, SeqVal):
                     elems |= x.elems
+                elif isinstance(x, TupleVal):
+                    for it in x.items:
+                        elems |= it
                 elif isinstance(x, DictVal):
                     for _, vals in x.items:
                         elems |= vals
             return frozenset({SeqVal(frozenset(elems))})
         if name in self.foreign_origins:
             return frozenset({Foreign(name)})
+        if self.arch is not None:
+            fact = self.arch.call(name)
+            if fact is not None:
+                return frozenset({Const(fact)})
         if name in model.EXTERNAL_RETURNS:
             return frozenset({ExternalInstance(model.EXTERNAL_RETURNS[name])})
         if name.startswith("pathlib.Path.") and name.rsplit(".", 1)[1] in model.PATH_RETURNING_METHODS:
@@ -881,16 +1075,27 @@ class Program:
             if any(v is True for v in vals):
                 return True
             return False if all(v is False for v in vals) else None
-        if self.arch_eval is not None:
-            t = self.arch_eval(e, scope, self)
-            if t is not None:
-                return t
         if k == "call":
             callees = self.eval(e[1], scope)
+            if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.isinstance" for c in callees):
+                return self._isinstance_truth(e[2][0], e[2][1], scope)
             verdicts = set()
             for c in callees:
-                name = c.name if isinstance(c, External) else dotted(c.id) if isinstance(c, Func) else None
-                verdicts.add(self._predicate(name, predicates))
+                if isinstance(c, External):
+                    t = self._predicate(c.name, predicates)
+                    if t is None and self.arch is not None:
+                        v = self.arch.call(model.normalize(c.name))
+                        t = None if v is None else bool(v)
+                    verdicts.add(t)
+                elif isinstance(c, Func):
+                    t = self._predicate(dotted(c.id), predicates)
+                    if t is None:
+                        t = self._call_truth(c, e[2], e[3], scope, predicates)
+                    verdicts.add(t)
+                elif isinstance(c, Partial):
+                    verdicts.add(self._call_truth(c, e[2], e[3], scope, predicates))
+                else:
+                    verdicts.add(None)
             if len(verdicts) == 1:
                 return verdicts.pop()
             return None
@@ -914,6 +1119,68 @@ class Program:
                 if isinstance(a, Const) and isinstance(b, Const):
                     return _compare(e[2][0][0], a.value, b.value)
         return None
+
+    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
+        """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:
+        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``."""
+        objs = self.eval(obj_expr, scope)
+        if not objs or not all(isinstance(o, Instance) for o in objs):
+            return None
+        wanted = set()
+        for c in self.eval(cls_expr, scope):
+            if isinstance(c, Class):
+                wanted.add(c.id)
+            elif isinstance(c, External):
+                wanted.add(model.normalize(c.name))
+            elif isinstance(c, TupleVal):
+                for it in c.items:
+                    for x in it:
+                        if isinstance(x, Class):
+                            wanted.add(x.id)
+                        elif isinstance(x, External):
+                            wanted.add(model.normalize(x.name))
+                        else:
+                            return None
+            else:
+                return None
+        if not wanted:
+            return None
+        verdicts = {bool(wanted & set(self.mro(o.cls))) for o in objs}
+        return verdicts.pop() if len(verdicts) == 1 else None
+
+    def _call_truth(self, v, args, kwargs, scope: Scope, predicates: Optional[dict]) -> Optional[bool]:
+        """Truth of a call's result, from the callee's return expressions (``if not is_cuda(): return False``
+        ... ``return capability[0] in majors``) evaluated with the call's arguments bound."""
+        if scope.depth >= MAX_CALL_DEPTH:
+            return None
+        if isinstance(v, Partial):
+            verdicts = {self._call_truth(t, tuple(("__value__", a) for a in v.args) + tuple(args),
+                                         tuple((k, ("__value__", a)) for k, a in v.kwargs) + tuple(kwargs),
+                                         scope, predicates) for t in v.target}
+            return verdicts.pop() if len(verdicts) == 1 else None
+        if not isinstance(v, Func) or v.flags & {"disabled", "op"}:
+            return None
+        f = self.function(v.id)
+        if f is None or not f.returns:
+            return None
+        key = ("truth", v, args, kwargs, scope.key())
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            bindings = self._bind_args(f, v, args, kwargs, scope)
+            inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1)
+            verdicts = set()
+            guards_list = f.return_guards or tuple(() for _ in f.returns)
+            for r, g in zip(f.returns, guards_list):
+                if g and not self.guards_may_hold(g, inner, predicates):
+                    continue
+                verdicts.add(self.truth(r, inner, predicates))
+                if None in verdicts or len(verdicts) > 1:
+                    return None
+            return verdicts.pop() if len(verdicts) == 1 else None
+        finally:
+            self._active.discard(key)
 
     def _predicate(self, name: Optional[str], predicates: Optional[dict], called: bool = True) -> Optional[bool]:
         if name is None:

@@ -48,6 +48,9 @@ class Node:
     fid: str
     self_cls: Optional[str]
     mode: str = "trace"
+    # The outermost cached loader on the way here: the fix point.  Part of the node, so a hazard reached
+    # through two loaders is found once through each (fixing one loader does not fix the other).
+    loader: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,8 @@ class Reach:
                 shape = rule_for_shape(site.func[2], len(site.args))
             if shape is not None:
                 acts = [Action("shape", site.line, site.col, site.guards, rule=shape.code, callee=f"*.{site.func[2]}")]
+            elif site.func[0] == "attr" and site.func[2] in model.TENSOR_METHODS:
+                self.stats.boundaries += 1  # a tensor method on a receiver we could not type: in the graph
             else:
                 self.stats.unresolved_calls += 1
                 if len(self.stats.unresolved_samples) < 200:
@@ -373,8 +378,9 @@ class Reach:
                 mode = "cached"
             else:
                 mode = "trace"
-        children = [Node(fv.id, fv.self_cls, mode)]
-        children += [Node(w, None, mode) for w in fv.wrappers]
+        loader = node.loader or (fv.id if "cached" in fv.flags else None)
+        children = [Node(fv.id, fv.self_cls, mode, loader)]
+        children += [Node(w, None, mode, loader) for w in fv.wrappers]
         return children
 
     def _hazard(self, act: Action, node: Node, parent, region: Region, region_ref) -> list:
@@ -439,7 +445,8 @@ class Reach:
             region=region_ref,
             trace=tuple(frames),
             callee=callee,
-            fix_point=self._fix_point(frames, cached, region),
+            fix_point=self.p.function(node.loader).qualname if node.loader and self.p.function(node.loader)
+            else self._fix_point(frames, cached, region),
         )]
 
     def _frames(self, node: Node, line: int, parent) -> tuple:

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 3  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 4  # bump when the shape below changes (invalidates the on-disk cache)
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class FunctionSummary:
     class_name: Optional[str] = None  # owning class qualname, for methods
     parent: Optional[str] = None  # enclosing function qualname, for closures
     is_lambda: bool = False
+    is_stub: bool = False  # body is only a docstring / pass / ... / raise NotImplementedError (abstract)
+    return_guards: tuple = ()  # guards of each entry of ``returns``, same order
 
 
 @dataclass

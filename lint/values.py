@@ -76,6 +76,13 @@ class SeqVal:
 
 
 @dataclass(frozen=True)
+class TupleVal:
+    """A tuple literal, positions kept: ``return modules, start, end`` unpacks by index."""
+
+    items: tuple  # (frozenset, ...)
+
+
+@dataclass(frozen=True)
 class Namespace:
     """``types.SimpleNamespace(a=f, b=g)``."""
 
@@ -84,8 +91,11 @@ class Namespace:
 
 @dataclass(frozen=True)
 class Partial:
+    """``functools.partial(f, *args, **kwargs)``: the bound arguments are kept as value sets."""
+
     target: frozenset
-    nargs: int = 0
+    args: tuple = ()  # (frozenset, ...)
+    kwargs: tuple = ()  # ((name, frozenset), ...)
 
 
 @dataclass(frozen=True)

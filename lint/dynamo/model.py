@@ -131,6 +131,21 @@ _ALIASES = (
 )
 
 
+def _tensor_methods() -> frozenset:
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads((Path(__file__).parent / "data" / "tensor_methods.json").read_text())
+        return frozenset(data["methods"])
+    except (OSError, ValueError, KeyError):
+        return frozenset()
+
+
+# `x.view(...)`, `t.to(...)` on a receiver of unknown type: a tensor op, not an unresolved call.
+TENSOR_METHODS = _tensor_methods()
+
+
 def normalize(name: str) -> str:
     for old, new in _ALIASES:
         if name.startswith(old):
