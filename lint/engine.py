@@ -45,6 +45,7 @@ class ScanOptions:
     framework_models: tuple = FRAMEWORK_MODELS
     region_markers: tuple = REGION_MARKERS
     use_installed_torch: bool = True
+    models: list = field(default_factory=list)  # restrict framework model registries (--model)
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     progress: Optional[Callable] = None  # progress(event: str, **info)
@@ -146,7 +147,7 @@ def scan(options: ScanOptions) -> ScanResult:
     trace_rules, tr_source = _load_trace_rules(options)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
-    finder = RegionFinder(program, options.framework_models)
+    finder = RegionFinder(program, options.framework_models, tuple(options.models))
     markers = tuple(options.region_markers) + tuple(
         m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
     regions = []

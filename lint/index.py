@@ -77,6 +77,7 @@ class _Func:
         self.effects: list = []
         self.returns: list = []
         self.return_guards: list = []
+        self.yields: list = []
         self.locals: dict = {}
 
     def add_local(self, name: str, expr) -> None:
@@ -92,6 +93,7 @@ class _Func:
         s.effects = tuple(self.effects)
         s.returns = tuple(self.returns)
         s.return_guards = tuple(self.return_guards)
+        s.yields = tuple(self.yields)
         s.locals = {k: tuple(v) for k, v in self.locals.items()}
         return s
 
@@ -245,6 +247,10 @@ class Indexer:
             elif t is ast.NamedExpr:
                 fn.add_local(n.target.id, self.conv(n.value, fn))
                 stack.append((n.value, g))
+            elif t in (ast.Yield, ast.YieldFrom):
+                if n.value is not None:
+                    fn.yields.append(self.conv(n.value, fn))
+                    stack.append((n.value, g))
             elif t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
                 for gen in n.generators:
                     stack.append((gen.iter, g))

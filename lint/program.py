@@ -579,6 +579,9 @@ class Program:
             return frozenset(out)
         if k == "enter":
             out = set()
+            cm = self._contextmanager_yields(e[1], scope)
+            if cm is not None:
+                return cm
             for v in self.eval(e[1], scope):
                 if isinstance(v, Instance):
                     enter = self.member(v.cls, "__enter__", v)
@@ -594,6 +597,23 @@ class Program:
             t = self.truth(e, scope)
             return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
+
+    def _contextmanager_yields(self, ctx, scope: Scope) -> Optional[frozenset]:
+        """``with cm(args) as x``, ``cm`` a ``@contextlib.contextmanager`` function: ``x`` is what it yields."""
+        if ctx[0] != "call":
+            return None
+        out = set()
+        for c in self.eval(ctx[1], scope):
+            if not (isinstance(c, Func) and "contextmanager" in c.flags):
+                return None
+            f = self.function(c.id)
+            if f is None or not f.yields or scope.depth >= MAX_CALL_DEPTH:
+                return None
+            bindings = self._bind_args(f, c, ctx[2], ctx[3], scope)
+            inner = Scope(split_id(c.id)[0], f, c.id, c.self_cls, bindings, scope.depth + 1)
+            for y in f.yields:
+                out |= self.eval(y, inner)
+        return frozenset(out) if out else None
 
     def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
         out = set()
@@ -875,6 +895,8 @@ class Program:
             return frozenset({Op(name)})
         if name == "abc.abstractmethod":
             return frozenset({t.with_flags("abstract")})
+        if name == "contextlib.contextmanager":
+            return frozenset({t.with_flags("contextmanager")})
         if name in model.TRACE_TIME_DECORATORS:
             return frozenset({t.with_flags("tracetime:" + model.TRACE_TIME_DECORATORS[name])})
         if name == "builtins.staticmethod" or name == "staticmethod":
@@ -1017,7 +1039,10 @@ class Program:
             attr = self._arg_values(args, scope, 1)
             if len(attr) == 1 and isinstance(next(iter(attr)), Const) and isinstance(next(iter(attr)).value, str):
                 aname = next(iter(attr)).value
-                return frozenset().union(*(self.attr(o, aname) for o in first)) if first else UNKNOWN
+                got = frozenset().union(*(self.attr(o, aname) for o in first)) if first else UNKNOWN
+                if len(args) >= 3:  # getattr(obj, name, default): either
+                    got = frozenset(v for v in got if not isinstance(v, Unknown)) | self._arg_values(args, scope, 2)
+                return got
             return UNKNOWN
         if name == "builtins.type" and len(args) == 1:
             return frozenset(Class(x.cls) for x in first if isinstance(x, Instance)) or UNKNOWN

@@ -51,6 +51,9 @@ class Node:
     # The outermost cached loader on the way here: the fix point.  Part of the node, so a hazard reached
     # through two loaders is found once through each (fixing one loader does not fix the other).
     loader: Optional[str] = None
+    # Parameters bound to constants at the call site (defaults included): Dynamo traces with the real
+    # values, so `if major == 12:` and `backend_modules[backend]` are decided per call.
+    consts: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class Action:
     rule: str = ""
     callee: str = ""
     detail: str = ""
+    args: tuple = ()  # the call's argument expressions (enter actions), for constant propagation
+    kwargs: tuple = ()
 
 
 @dataclass
@@ -73,6 +78,17 @@ class ReachStats:
     boundaries: int = 0
     functions_walked: int = 0
     unresolved_samples: list = field(default_factory=list)
+
+
+MAX_CONST_PARAMS = 6
+
+
+def _simple_const(v) -> bool:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return not isinstance(v, str) or len(v) <= 64
+    if isinstance(v, tuple):
+        return len(v) <= 8 and all(_simple_const(x) for x in v)
+    return False
 
 
 def module_of(name: str) -> str:
@@ -94,18 +110,23 @@ class Reach:
         self._actions: dict = {}
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
+        self._const_memo: dict = {}
 
     # ----------------------------------------------------------- call-site meaning
-    def actions(self, fid: str, self_cls: Optional[str]) -> list:
-        key = (fid, self_cls)
+    def scope_of(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> Scope:
+        f = self.p.function(fid)
+        bindings = {k: frozenset({Const(v)}) for k, v in consts} if consts else None
+        return Scope(split_id(fid)[0], f, fid, self_cls, bindings)
+
+    def actions(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> list:
+        key = (fid, self_cls, consts)
         if key in self._actions:
             return self._actions[key]
         self._actions[key] = []  # recursion guard
         f = self.p.function(fid)
         out: list = []
         if f is not None:
-            mod = split_id(fid)[0]
-            scope = Scope(mod, f, fid, self_cls)
+            scope = self.scope_of(fid, self_cls, consts)
             for site in f.calls:
                 self.stats.call_sites += 1
                 out += self._call_actions(site, scope)
@@ -148,6 +169,14 @@ class Reach:
 
     def _classify(self, v, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)
+        acts = self._classify_value(v, site, scope, at)
+        for i, a in enumerate(acts):
+            if a.kind == "enter":
+                acts[i] = Action(a.kind, a.line, a.col, a.guards, a.target, a.rule, a.callee, a.detail,
+                                 site.args, site.kwargs)
+        return acts
+
+    def _classify_value(self, v, site, scope: Scope, at) -> list:
         if isinstance(v, (Func, Class)):
             # A sink is a sink even when its package is installed and indexed (filelock.FileLock).
             name = dotted(v.id)
@@ -174,7 +203,7 @@ class Reach:
                 return [Action("enter", *at, target=t, callee=dotted(t.id)) for t in ordered(targets)]
             return [Action("unresolved", *at)]
         if isinstance(v, Partial):
-            return [a for t in ordered(v.target) for a in self._classify(t, site, scope)]
+            return [a for t in ordered(v.target) for a in self._classify_value(t, site, scope, at)]
         if isinstance(v, External):
             return self._classify_external(model.normalize(v.name), site, scope)
         if isinstance(v, Foreign):
@@ -319,11 +348,10 @@ class Reach:
     def _guards_ok(self, act: Action, node: Node, predicates: dict) -> bool:
         if not act.guards:
             return True
-        key = (node.fid, node.self_cls, act.guards, tuple(sorted(predicates.items())))
+        key = (node.fid, node.self_cls, node.consts, act.guards, tuple(sorted(predicates.items())))
         if key in self._guard_memo:
             return self._guard_memo[key]
-        f = self.p.function(node.fid)
-        scope = Scope(split_id(node.fid)[0], f, node.fid, node.self_cls)
+        scope = self.scope_of(node.fid, node.self_cls, node.consts)
         ok = self.p.guards_may_hold(act.guards, scope, predicates)
         self._guard_memo[key] = ok
         return ok
@@ -343,7 +371,7 @@ class Reach:
         while queue:
             node = queue.popleft()
             self.stats.functions_walked += 1
-            for act in self.actions(node.fid, node.self_cls):
+            for act in self.actions(node.fid, node.self_cls, node.consts):
                 if act.kind in ("stop", "unresolved"):
                     continue
                 if not self._guards_ok(act, node, predicates):
@@ -379,9 +407,34 @@ class Reach:
             else:
                 mode = "trace"
         loader = node.loader or (fv.id if "cached" in fv.flags else None)
-        children = [Node(fv.id, fv.self_cls, mode, loader)]
+        consts = self._const_args(act, node, fv)
+        children = [Node(fv.id, fv.self_cls, mode, loader, consts)]
         children += [Node(w, None, mode, loader) for w in fv.wrappers]
         return children
+
+    def _const_args(self, act: Action, node: Node, fv: Func) -> tuple:
+        """The callee's parameters that are constants at this call (defaults included)."""
+        f = self.p.function(fv.id)
+        if f is None or (not act.args and not act.kwargs and not f.defaults):
+            return ()
+        key = (node.fid, node.self_cls, node.consts, act.line, act.col, fv)
+        if key in self._const_memo:
+            return self._const_memo[key]
+        scope = self.scope_of(node.fid, node.self_cls, node.consts)
+        out = []
+        try:
+            bound = self.p._bind_args(f, fv, act.args, act.kwargs, scope)
+        except RecursionError:
+            bound = {}
+        for name, vals in bound.items():
+            if len(vals) != 1:
+                continue
+            v = next(iter(vals))
+            if isinstance(v, Const) and _simple_const(v.value):
+                out.append((name, v.value))
+        res = tuple(sorted(out, key=lambda kv: kv[0]))[:MAX_CONST_PARAMS]
+        self._const_memo[key] = res
+        return res
 
     def _hazard(self, act: Action, node: Node, parent, region: Region, region_ref) -> list:
         rule = ALL_RULES[act.rule]

@@ -31,12 +31,19 @@ class FrameworkModel:
     fullgraph_default: Optional[bool] = None
     predicates: tuple = ()  # ((dotted or "*.name", bool), ...) true inside the region
     kind: str = "call"  # "call" | "decorator"
+    # When the compiled argument's type is not static (a model loaded by name at run time), the framework's
+    # model registry says what it can be: classes bound to `registry[1]` in modules under `registry[0]`,
+    # and the attribute paths from such a class to the module that gets compiled.
+    registry: tuple = ()
+    registry_paths: tuple = ()
 
 
 FRAMEWORK_MODELS: tuple = (
     # SGLang piecewise CUDA graphs: compiles type(module).forward (fullgraph defaults to True there).
     FrameworkModel("sglang.srt.compilation.compile.install_torch_compiled", (0, "module"), "forward", "fullgraph",
-                   True, (("*.is_in_piecewise_cuda_graph", True),)),
+                   True, (("*.is_in_piecewise_cuda_graph", True),),
+                   registry=("sglang.srt.models", "EntryClass"),
+                   registry_paths=(("model",), ("language_model", "model"))),
     FrameworkModel("sglang.srt.model_executor.cuda_graph_runner.patch_model", (0, "model"), "forward", None, False),
     FrameworkModel("sglang.srt.compilation.compile.compile_in_capture_mode", (0, "fn"), "callable", None, None,
                    kind="decorator"),
@@ -63,10 +70,12 @@ class Region:
 
 
 class RegionFinder:
-    def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS):
+    def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS, models: tuple = ()):
         self.p = program
         self.models = {m.callee: m for m in framework_models}
+        self.model_filter = tuple(models)  # --model: restrict registry fallbacks to these classes
         self.unresolved: list = []  # (path, line, why)
+        self._registry_memo: dict = {}
 
     # -------------------------------------------------------------------- helpers
     def _fullgraph(self, kwargs, keyword: Optional[str], default: Optional[bool], scope: Scope) -> Optional[bool]:
@@ -213,15 +222,69 @@ class RegionFinder:
                 if arg is None:
                     continue
                 fg = self._fullgraph(site.kwargs, fm.fullgraph_keyword, fm.fullgraph_default, scope)
-                r = self._region(site, path, scope, arg, fg, name.rsplit(".", 1)[-1], fm.what)
+                r = self._region(site, path, scope, arg, fg, name.rsplit(".", 1)[-1], fm.what,
+                                 quiet=bool(fm.registry))
                 r.predicates = dict(fm.predicates)
-                out.append(r)
+                if r.entries or not fm.registry:
+                    out.append(r)
+                else:
+                    out += self._registry_regions(fm, site, path, fg, name.rsplit(".", 1)[-1])
         return out
 
-    def _region(self, site, path, scope, target_expr, fg, kind, what="callable") -> Region:
+    def _registry_classes(self, prefix: str, binding: str) -> list:
+        key = (prefix, binding)
+        if key in self._registry_memo:
+            return self._registry_memo[key]
+        out = []
+        needle = binding.encode()
+        for mname, fpath, _ in self.p.locator.package_files(prefix.split(".")[0]):
+            if not (mname == prefix or mname.startswith(prefix + ".")) or not self.p._file_mentions(fpath, needle):
+                continue
+            m = self.p.module(mname)
+            if m is None or binding not in m.bindings:
+                continue
+            for v in ordered(self.p.resolve_global(mname, binding)):
+                items = v.elems if hasattr(v, "elems") else [v]
+                for c in ordered(items):
+                    if isinstance(c, Class) and c.id not in out:
+                        out.append(c.id)
+        self._registry_memo[key] = out
+        return out
+
+    def _wanted(self, cid: str) -> bool:
+        if not self.model_filter:
+            return True
+        name = dotted(cid)
+        return any(name == m or name.endswith("." + m) or m == split_id(cid)[1] for m in self.model_filter)
+
+    def _registry_regions(self, fm: FrameworkModel, site, path: str, fg, kind: str) -> list:
+        """One region per registered model class whose compiled submodule resolves (deduplicated)."""
+        out, seen = [], {}
+        for cid in self._registry_classes(*fm.registry):
+            if not self._wanted(cid):
+                continue
+            for attr_path in fm.registry_paths:
+                vals = frozenset({Instance(cid)})
+                for a in attr_path:
+                    vals = frozenset(x for v in vals for x in self.p.attr(v, a))
+                entries = self._entries(vals, fm.what)
+                if not entries:
+                    continue
+                key = tuple(entries)
+                if key in seen:
+                    continue
+                r = Region(path, site.line, self._name(entries, "?"), f"{kind}[{split_id(cid)[1]}]", fg, entries,
+                           dict(fm.predicates))
+                seen[key] = r
+                out.append(r)
+        if not out:
+            self.unresolved.append((path, site.line, f"cannot resolve what {kind}() compiles"))
+        return out
+
+    def _region(self, site, path, scope, target_expr, fg, kind, what="callable", quiet=False) -> Region:
         values = self._unwrap(self.p.eval(target_expr, scope), scope)
         entries = self._entries(values, what)
-        if not entries:
+        if not entries and not quiet:
             self.unresolved.append((path, site.line, f"cannot resolve what {kind}() compiles"))
         return Region(path, site.line, self._name(entries, _expr_text(target_expr)), kind, fg, entries)
 

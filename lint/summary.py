@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 4  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 5  # bump when the shape below changes (invalidates the on-disk cache)
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ class FunctionSummary:
     is_lambda: bool = False
     is_stub: bool = False  # body is only a docstring / pass / ... / raise NotImplementedError (abstract)
     return_guards: tuple = ()  # guards of each entry of ``returns``, same order
+    yields: tuple = ()  # yielded expressions (what a @contextmanager's `with ... as x` binds)
 
 
 @dataclass
