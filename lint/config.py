@@ -95,6 +95,8 @@ def load_config(path: Optional[Path] = None, start: Optional[Path] = None) -> Co
     explicit = path is not None
     if path is None:
         path = find_config(start)
+        if path is None and start is not None:  # a scanned path outside the project: the working directory's
+            path = find_config(Path.cwd())
         if path is None:
             return Config()
     path = Path(path).absolute()
@@ -206,7 +208,31 @@ def _resolve(base: Path, p: str) -> Path:
 
 
 KEYS = ("select", "ignore", "per-file-ignores", "exclude", "entry-points", "region-models", "target-arch",
-        "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline")
+        "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline", "fix")
+# [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
+FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
+
+
+def _fix_table(path, v: object, cfg: Config) -> None:
+    if not isinstance(v, dict):
+        _err(path, "fix", "expected a table ([tool.compile-lint.fix])")
+    for k in v:
+        if k not in FIX_KEYS:
+            raise ConfigError(f"{path}: unknown key '{k}' in [tool.compile-lint.fix] "
+                              f"(known keys: {', '.join(FIX_KEYS)})")
+    if "op-namespace" in v:
+        ns = _str(path, "fix.op-namespace", v["op-namespace"])
+        if not ns.isidentifier():
+            _err(path, "fix.op-namespace", f"expected a Python identifier, got {ns!r}")
+        cfg.op_namespace = cfg.op_namespace or ns
+    if "hoist-to" in v and v["hoist-to"] not in ("import", "init"):
+        _err(path, "fix.hoist-to", f"expected 'import' or 'init', got {v['hoist-to']!r}")
+    if "fix-in" in v:
+        cfg.fix_in = cfg.fix_in or _str_list(path, "fix.fix-in", v["fix-in"])
+    if "fakes" in v:
+        fakes = v["fakes"]
+        if not isinstance(fakes, dict) or not all(isinstance(x, str) for x in fakes.values()):
+            _err(path, "fix.fakes", 'expected a table of "callee" = "same-as:<arg>" | "module:function"')
 
 
 def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") -> Config:
@@ -272,6 +298,8 @@ def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") ->
         cfg.python = str(_resolve(base, v)) if ("/" in v or os.sep in v) else v
     if "baseline" in t:
         cfg.baseline = _resolve(base, _str(path, "baseline", t["baseline"]))
+    if "fix" in t:
+        _fix_table(path, t["fix"], cfg)
     return cfg
 
 

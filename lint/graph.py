@@ -24,7 +24,7 @@ def build_graph(options: ScanOptions) -> dict:
         fid, self_cls = queue.popleft()
         name = dotted(fid)
         edges = graph.setdefault(name, set())
-        for act in reach.actions(fid, self_cls):
+        for act in reach.actions(fid, self_cls):  # context-free view: no constant arguments
             if act.kind in ("enter", "cached_property") and act.target is not None:
                 tgt = act.target
                 edges.add(dotted(tgt.id))

@@ -71,7 +71,7 @@ class GitError(ScanError):
     pass
 
 
-def git(repo, *args, check: bool = True, env=None) -> str:
+def git(repo, *args, check: bool = True, env=None, strip: bool = True) -> str:
     cmd = ["git", *NO_HOOKS, *args]
     try:
         p = subprocess.run(cmd, cwd=str(repo), capture_output=True, text=True, timeout=300,
@@ -80,7 +80,8 @@ def git(repo, *args, check: bool = True, env=None) -> str:
         raise GitError(f"git {' '.join(args)}: {e}") from None
     if check and p.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {(p.stderr or p.stdout).strip()}")
-    return p.stdout.strip() if check else (p.stdout.strip() if p.returncode == 0 else None)
+    out = p.stdout.strip() if strip else p.stdout
+    return out if check or p.returncode == 0 else None
 
 
 # ------------------------------------------------------------------------------------------- the fixer
@@ -143,20 +144,28 @@ def default_fixer(unsafe: bool = False, fix_in=None, op_namespace=None) -> Fixer
         except ImportError as e:  # pragma: no cover
             raise ScanError(f"compile_lint.fixers is not available: {e}") from None
         plan_fn, apply_fn = getattr(fx, "plan_fixes", None), getattr(fx, "apply_fixes", None)
-        if plan_fn is None or apply_fn is None:
+        fix_fn = getattr(fx, "fix", None)
+        if (plan_fn is None or apply_fn is None) and fix_fn is None:
             raise ScanError("compile_lint.fixers has no plan_fixes/apply_fixes yet: `fix --pr` cannot apply fixes")
         fo = _fix_options(unsafe, fix_in, op_namespace, options.paths[0] if options.paths else ".")
-        avail = dict(result=result, findings=result.findings, scan_options=options,
-                     options=fo if fo is not None else options, fix_options=fo, opts=fo if fo is not None else options,
-                     unsafe=unsafe, fix_in=fix_in, op_namespace=op_namespace, program=result.program)
-        plan = _call_flex(plan_fn, **avail)
-        report_ = _call_flex(apply_fn, plan=plan, planning=plan, plans=_get(plan, "plans", default=plan), result=result,
-                             options=avail["options"], fix_options=fo, scan_options=options, unsafe=unsafe)
+        plan = None
+        if callable(fix_fn) and fo is not None:  # fix(scan_options, FixOptions, result=...): rounds until stable
+            report_ = _call_flex(fix_fn, scan_options=options, options=fo, result=result, write=True)
+        else:
+            avail = dict(result=result, findings=result.findings, scan_options=options,
+                         options=fo if fo is not None else options, fix_options=fo,
+                         opts=fo if fo is not None else options, unsafe=unsafe, fix_in=fix_in,
+                         op_namespace=op_namespace, program=result.program)
+            plan = _call_flex(plan_fn, **avail)
+            report_ = _call_flex(apply_fn, plan=plan, planning=plan, plans=_get(plan, "plans", default=plan),
+                                 result=result, options=avail["options"], fix_options=fo, scan_options=options,
+                                 unsafe=unsafe)
         items = _get(report_, "applied", default=None)
-        if items is None:
-            items = plan if isinstance(plan, (list, tuple)) else (_get(plan, "plans", "fixes", "items", default=[]) or [])
+        if items is None and plan is not None:
+            items = plan if isinstance(plan, (list, tuple)) else (
+                _get(plan, "plans", "fixes", "items", default=[]) or [])
         out = []
-        for it in items:
+        for it in items or ():
             fixer = str(_get(it, "fixer", "fixer_id", "id", "kind", default="fix"))
             desc = str(_get(it, "description", "title", "message", default="")).strip().splitlines()
             paths = _get(it, "touched", "paths", default=None) or ([_get(it, "path")] if _get(it, "path") else [])
@@ -186,7 +195,7 @@ def _fps(findings: list, root: Path) -> list:
 
 def _changed(repo: Path) -> tuple:
     """(modified tracked files, untracked files), repo-relative."""
-    out = git(repo, "status", "--porcelain", "-z", "--untracked-files=all")
+    out = git(repo, "status", "--porcelain", "-z", "--untracked-files=all", strip=False)
     mod, new = [], []
     entries = out.split("\0") if out else []
     i = 0
@@ -223,7 +232,7 @@ def _path_md(f, root: Path) -> str:
 
 
 def pr_body(fixed: list, remaining: list, applied: list, changed: list, root: Path, head: str,
-            trace_rules: str = "") -> str:
+            trace_rules: str = "", unsafe: bool = False) -> str:
     from compile_lint import __version__
 
     by_loc = {}
@@ -233,7 +242,9 @@ def pr_body(fixed: list, remaining: list, applied: list, changed: list, root: Pa
     n = len(fixed)
     lines = [f"## compile-lint: {n} torch.compile hazard{'s' if n != 1 else ''} fixed", "",
              f"Automated by `compile-lint fix --pr` (compile-lint {__version__}) on top of `{head}`. "
-             "Only safe fixes were applied; review the diff like any other change.", ""]
+             + ("Safe **and unsafe** fixes (`--unsafe-fixes`) were applied: an unsafe fix changes when code runs; "
+                "review each one." if unsafe else
+                "Only safe fixes were applied; review the diff like any other change."), ""]
     if trace_rules:
         lines += [f"Dynamo model: {trace_rules}.", ""]
     lines += ["### Fixed", ""]
@@ -291,7 +302,7 @@ def _default_remote(repo: Path, base: Optional[str]) -> Optional[str]:
 # ------------------------------------------------------------------------------------------- the flow
 def fix_pr(options: ScanOptions, repo=None, fixer: Optional[Fixer] = None, *, push: bool = False,
            open_pr: bool = False, remote: Optional[str] = None, base: Optional[str] = None,
-           body_file=None, return_to_base: bool = True, echo=print) -> PRResult:
+           body_file=None, return_to_base: bool = True, unsafe: bool = False) -> PRResult:
     repo_in = Path(repo or (options.paths[0] if options.paths else ".")).absolute()
     repo_in = repo_in if repo_in.is_dir() else repo_in.parent
     top = git(repo_in, "rev-parse", "--show-toplevel", check=False)
@@ -335,7 +346,7 @@ def fix_pr(options: ScanOptions, repo=None, fixer: Optional[Fixer] = None, *, pu
             fixed.append(f)
     n = len(fixed)
     title = f"compile-lint: fix {n} torch.compile hazard{'s' if n != 1 else ''}"
-    body = pr_body(fixed, after.findings, applied, changed, root, head, before.trace_rules_source)
+    body = pr_body(fixed, after.findings, applied, changed, root, head, before.trace_rules_source, unsafe)
     msg_lines = [title, "", f"Applied by `compile-lint fix --pr` on top of {head}.", ""]
     msg_lines += [f"- {f.rule} {_rel(f.path, root)}:{f.line} {f.callee or f.qualname}" for f in fixed[:50]]
     msg_lines += ["", f"Remaining after a re-scan: {len(after.findings)} finding(s)."]
@@ -428,25 +439,6 @@ def report(res: PRResult, echo=print) -> None:
 
 
 # ------------------------------------------------------------------------------------------- command line
-def _pr_options():
-    import click
-
-    return [
-        click.option("--pr", "pr", is_flag=True, help="Apply the safe fixes on a new branch "
-                     "compile-lint/fix-<short HEAD>, commit them and write a pull-request body."),
-        click.option("--push", is_flag=True, help="With --pr: push the branch to the remote."),
-        click.option("--open", "open_pr", is_flag=True, help="With --pr --push: open the pull request with the gh "
-                     "CLI (else print the command)."),
-        click.option("--remote", metavar="NAME", help="With --push: the remote (default: the branch's, or origin)."),
-        click.option("--base", metavar="BRANCH", help="The pull request's base (default: the current branch)."),
-        click.option("--body-file", type=click.Path(dir_okay=False), help="Write the pull-request body here "
-                     "(default: .git/compile-lint/pr-body-<hash>.md)."),
-    ]
-
-
-PR_OPTIONS = _pr_options()
-
-
 def run_pr_command(options: ScanOptions, *, push: bool = False, open_pr: bool = False, remote=None, base=None,
                    body_file=None, unsafe: bool = False, fix_in=None, op_namespace=None,
                    fixer: Optional[Fixer] = None) -> int:
@@ -459,30 +451,9 @@ def run_pr_command(options: ScanOptions, *, push: bool = False, open_pr: bool = 
         push = True  # a PR needs the branch on the remote
     fixer = fixer or default_fixer(unsafe=unsafe, fix_in=fix_in or setting("fix_in") or None,
                                    op_namespace=op_namespace or setting("op_namespace"))
-    res = fix_pr(options, fixer=fixer, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file)
+    res = fix_pr(options, fixer=fixer, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file,
+                 unsafe=unsafe)
     if res.branch is not None:
         click.echo(res.body)
     report(res, echo=lambda m: click.echo(m, err=True))
     return 0
-
-
-def _fallback_fix_command():
-    """``compile-lint fix PATHS --pr``, registered only while the CLI has no ``fix`` command of its own (the
-    fixers' command takes these options and calls ``run_pr_command``)."""
-    import click
-
-    from .cli import _apply, _scan_options, _scan_params
-
-    @click.command("fix")
-    @_apply(_scan_params)
-    @_apply(PR_OPTIONS)
-    def fix_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
-                cuda_version, exclude, quiet, debug, pr, push, open_pr, remote, base, body_file, **_):
-        """Apply compile-lint's safe fixes (this build: only as a pull request, with --pr)."""
-        if not pr:
-            raise click.UsageError("this build of compile-lint applies fixes only with --pr")
-        opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache,
-                             target_arch, cuda_version, exclude, True)
-        return run_pr_command(opts, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file)
-
-    return fix_cmd

@@ -41,7 +41,7 @@ from .values import (
 
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names) | {"__future__"}
 BUILTIN_NAMES = frozenset(dir(builtins))
-MAX_CALL_DEPTH = 4
+MAX_CALL_DEPTH = 8
 _CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
                                   "torch.nn.ModuleDict", "builtins.dict", "builtins.set", "builtins.frozenset"})
 
@@ -137,9 +137,15 @@ class Scope:
     self_cls: Optional[str] = None
     bindings: Optional[dict] = None  # param -> frozenset (a call evaluated for its value)
     depth: int = 0
+    closure: Optional[dict] = None  # the enclosing function's bindings, for a nested function
 
     def key(self):
-        return (self.module, self.func_id, self.self_cls, None if self.bindings is None else id(self.bindings))
+        return (self.module, self.func_id, self.self_cls, None if self.bindings is None else id(self.bindings),
+                None if self.closure is None else id(self.closure))
+
+    @property
+    def memoizable(self) -> bool:
+        return self.bindings is None and self.closure is None
 
 
 @dataclass
@@ -349,13 +355,13 @@ class Program:
                     out = frozenset().union(*(self.eval(e, s) for e in f.locals[name]))
                 finally:
                     self._active.discard(key)
-                if s.bindings is None:
+                if s.memoizable:
                     self._eval_memo[key] = out
                 return out
             if f.parent is None:
                 break
             parent_id = f"{s.module}:{f.parent}"
-            s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls)
+            s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls, s.closure, s.depth)
         return self.resolve_global(scope.module, name)
 
     def param_value(self, name: str, s: Scope) -> frozenset:
@@ -453,7 +459,7 @@ class Program:
         if expr is None:
             return UNKNOWN
         key = (expr, scope.key())
-        memo = scope.bindings is None
+        memo = scope.memoizable
         if memo and key in self._eval_memo:
             return self._eval_memo[key]
         if key in self._active:
@@ -509,7 +515,17 @@ class Program:
         if k == "comp":
             return frozenset({SeqVal(self.eval(e[1], scope))})
         if k == "func":
-            return frozenset({self.function_value(f"{scope.module}:{e[1]}", scope)})
+            fv = self.function_value(f"{scope.module}:{e[1]}", scope)
+            if scope.bindings and scope.func is not None:
+                captured = dict(scope.closure or {})
+                captured.update(scope.bindings)
+                try:
+                    closure = tuple(sorted(captured.items(), key=lambda kv: kv[0]))
+                    hash(closure)
+                    fv = Func(fv.id, fv.self_cls, fv.flags, fv.wrappers, closure)
+                except TypeError:
+                    pass
+            return frozenset({fv})
         if k == "classref":
             return frozenset({Class(f"{scope.module}:{e[1]}")})
         if k == "modref":
@@ -957,7 +973,8 @@ class Program:
                 self._active.add(key)
             try:
                 mod = split_id(v.id)[0]
-                inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1)
+                inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1,
+                              dict(v.closure) if v.closure else None)
                 out = set()
                 guards_list = f.return_guards or tuple(() for _ in f.returns)
                 for r, g in zip(f.returns, guards_list):

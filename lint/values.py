@@ -13,9 +13,12 @@ class Func:
     self_cls: str | None = None
     flags: frozenset = frozenset()  # cached, disabled, property, cached_property, staticmethod, classmethod, tracetime:<kind>
     wrappers: tuple = ()  # ids of decorator wrapper functions the call also runs
+    # For a nested function defined while a call was being evaluated: the enclosing call's parameter
+    # bindings, so `def build(): return layer_fn(...)` inside `make_layers(layer_fn)` sees the argument.
+    closure: tuple = ()
 
     def with_flags(self, *flags: str) -> "Func":
-        return Func(self.id, self.self_cls, self.flags | frozenset(flags), self.wrappers)
+        return Func(self.id, self.self_cls, self.flags | frozenset(flags), self.wrappers, self.closure)
 
 
 @dataclass(frozen=True)

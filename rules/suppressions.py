@@ -6,7 +6,7 @@ UNUSED_SUPPRESSION = Rule(
     name="unused-suppression",
     kind=NOTE,
     message="unused suppression `{callee}`",
-    dynamo=DynamoOutcome("", None, "no effect on Dynamo: the comment matched no finding in this scan"),
+    dynamo=DynamoOutcome("", None, "none (a comment that matched no finding in this scan)"),
     what="Reports `# compile-lint: ignore[...]`, `# noqa: CL...` and `# compile-lint: ignore-file[...]` comments "
          "in the scanned files that suppressed no finding in this scan.",
     why="A suppression outlives the hazard it was written for: once the call is fixed or moved, the comment "

@@ -18,7 +18,6 @@ from compile_lint import __version__
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
-INFO_URI = "https://pypi.org/project/compile-lint/"
 
 
 def _first_sentence(text: str) -> str:
@@ -82,25 +81,40 @@ def _get(obj, *names, default=None):
 
 
 def sarif_fix(fix, loc: _Locator) -> Optional[dict]:
-    """A SARIF ``fix`` from a finding's fix: a mapping or object with ``description`` and ``edits``, each edit
-    with ``path``, ``start_line``, ``start_col``, ``end_line``, ``end_col`` (1-based, end exclusive) and
-    ``replacement``.  Anything else (a bare fixer id) has no SARIF form and is left out."""
+    """A SARIF ``fix`` from one of a finding's fixes (a mapping or an object), either
+
+    - with ``files`` (path -> new text) and ``originals`` (path -> old text, None for a new file), as the fixers'
+      ``FixPlan`` carries: one whole-file replacement per file (unambiguous whatever the edit kinds), or
+    - with ``edits``, each with ``path``, ``start_line``/``line``, ``start_col``/``col``, ``end_line``,
+      ``end_col`` (1-based, end exclusive) and ``replacement``.
+
+    Anything else (a bare fixer id) has no SARIF form and is left out."""
+    desc = _get(fix, "description", "title", "message", "fixer", "id", default="compile-lint fix")
+    desc = str(desc).strip().splitlines()[0] if str(desc).strip() else "compile-lint fix"
+    files, originals = _get(fix, "files"), _get(fix, "originals")
+    if isinstance(files, dict) and files and isinstance(originals, dict):
+        changes = []
+        for path, new in files.items():
+            old = originals.get(path)
+            region = {"charOffset": 0, "charLength": len(old or "")}
+            changes.append({"artifactLocation": loc.artifact(str(path)),
+                            "replacements": [{"deletedRegion": region, "insertedContent": {"text": str(new)}}]})
+        return {"description": {"text": desc}, "artifactChanges": changes}
     edits = _get(fix, "edits", "changes")
-    if not edits:
+    if not edits or isinstance(fix, str):
         return None
     changes: dict = {}
     for e in edits:
         path = _get(e, "path", "file")
         sl = _get(e, "start_line", "line")
-        if path is None or sl is None:
+        text = _get(e, "replacement", "new_text", "inserted")
+        if path is None or sl is None or text is None:
             return None
-        deleted = {"startLine": int(sl), "startColumn": int(_get(e, "start_col", "col", default=1)),
-                   "endLine": int(_get(e, "end_line", default=sl)),
-                   "endColumn": int(_get(e, "end_col", default=_get(e, "start_col", "col", default=1)))}
-        text = _get(e, "replacement", "new_text", "inserted", default="")
+        sc = int(_get(e, "start_col", "col", default=1))
+        deleted = {"startLine": int(sl), "startColumn": sc, "endLine": int(_get(e, "end_line", default=sl)),
+                   "endColumn": int(_get(e, "end_col", default=sc))}
         changes.setdefault(str(path), []).append({"deletedRegion": deleted, "insertedContent": {"text": str(text)}})
-    desc = _get(fix, "description", "title", "message", "id", default="compile-lint fix")
-    return {"description": {"text": str(desc)},
+    return {"description": {"text": desc},
             "artifactChanges": [{"artifactLocation": loc.artifact(p), "replacements": r} for p, r in changes.items()]}
 
 
@@ -179,7 +193,7 @@ def to_sarif_dict(result, base_dir=None) -> dict:
             del n["locations"]
     run = {
         "tool": {"driver": {"name": "compile-lint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFO_URI, "rules": rules}},
+                            "rules": rules}},
         "originalUriBaseIds": {SRCROOT: {"uri": loc.base.as_uri() + "/"}},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "results": results,

