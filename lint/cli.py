@@ -78,6 +78,8 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         cuda_version=cuda_version,
         exclude=list(exclude),
         progress=None if quiet else Progress.for_terminal(),
+        models=list(click.get_current_context().meta.get("compile_lint.models", [])),
+        public_api=list(click.get_current_context().meta.get("compile_lint.public_api", [])),
     )
     from .config import configure  # [tool.compile-lint] / --config: fills what the command line did not set
 
@@ -96,6 +98,14 @@ _scan_params = [
     click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes / prefixes."),
     click.option("--cache-dir", default=".compile_lint_cache", show_default=True, help="Summary cache directory."),
     click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
+    click.option("--model", "models", multiple=True, metavar="CLASS", expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.models", list(v)),
+                 help="Only these model classes when a framework compiles a model chosen at run time "
+                      "(e.g. DeepseekV2ForCausalLM)."),
+    click.option("--public-api", "public_api", multiple=True, metavar="PACKAGE", expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.public_api", list(v)),
+                 help="Library mode: treat every public function of PACKAGE as a fullgraph region and print "
+                      "which APIs are compile-safe."),
     click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
     click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),
@@ -116,8 +126,37 @@ def _apply(params):
     return deco
 
 
+# Fixers (compile_lint.fixers): scan --diff / --fix / --unsafe-fixes / --fix-in / --op-namespace, and `fix`.
+_fix_params = [
+    click.option("--diff", "show_diff", is_flag=True, help="Print the fixes --fix would apply as a unified diff; "
+                 "change nothing."),
+    click.option("--fix", "apply_fix", is_flag=True, help="Apply the safe fixes, re-scan, report what remains."),
+    click.option("--unsafe-fixes", is_flag=True, help="With --fix/--diff: apply the unsafe fixes too."),
+    click.option("--fix-in", multiple=True, metavar="PACKAGE", help="Fix inside this package (a library) instead "
+                 "of the scanned code."),
+    click.option("--op-namespace", metavar="NAME", help="torch.library namespace of generated ops "
+                 "(default: compile_lint)."),
+]
+
+
+def _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in, op_namespace):
+    """(exit code, result) for --diff; (None, re-scanned result) for --fix."""
+    from compile_lint.fixers.cli import apply_and_rescan, fix_options
+    from compile_lint.fixers.cli import show_diff as _show_diff
+
+    try:
+        fo = fix_options(paths, unsafe_fixes, fix_in, op_namespace)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    if show_diff:  # like ruff: --diff never writes, even with --fix
+        return _show_diff(result, fo), result
+    _report, last = apply_and_rescan(opts, result, fo)
+    return None, last
+
+
 @main.command("scan")
 @_apply(_scan_params)
+@_apply(_fix_params)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True)
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
@@ -128,11 +167,16 @@ def _apply(params):
 @click.option("--add-ignore", is_flag=True, help="Append `# compile-lint: ignore[CODE]` to each finding's line.")
 def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
              cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths, baseline=None,
-             write_baseline=False, add_ignore=False):
+             write_baseline=False, add_ignore=False, show_diff=False, apply_fix=False, unsafe_fixes=False, fix_in=(),
+             op_namespace=None):
     """Scan PATHS (files, packages, repos or a site-packages) for code Dynamo cannot trace."""
     opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                          cuda_version, exclude, quiet)
     result = scan(opts)
+    if show_diff or apply_fix:
+        rc, result = _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in, op_namespace)
+        if rc is not None:
+            return rc
     from .postscan import finish  # baseline, --add-ignore, text/json/sarif/github
 
     return finish(result, opts, fmt=fmt, output_file=output_file, stats=stats, no_paths=no_paths,
@@ -188,14 +232,40 @@ def rule_cmd(code):
     return EXIT_CLEAN
 
 
+@main.command("fix")
+@_apply(_scan_params)
+@_apply([p for p in _fix_params if p is not _fix_params[1]])
+@click.option("--pr", "pr", is_flag=True, help="Apply the safe fixes on a new branch compile-lint/fix-<short HEAD>, "
+              "commit them and write a pull-request body.")
+@click.option("--push", is_flag=True, help="With --pr: push the branch to the remote.")
+@click.option("--open", "open_pr", is_flag=True, help="With --pr --push: open the pull request with the gh CLI.")
+@click.option("--remote", metavar="NAME", help="With --push: the remote (default: the branch's, or origin).")
+@click.option("--base", metavar="BRANCH", help="The pull request's base (default: the current branch).")
+@click.option("--body-file", type=click.Path(dir_okay=False), help="Write the pull-request body here.")
+def fix_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+            cuda_version, exclude, quiet, debug, show_diff=False, unsafe_fixes=False, fix_in=(), op_namespace=None,
+            pr=False, push=False, open_pr=False, remote=None, base=None, body_file=None):
+    """Apply the safe fixes to PATHS (the same as `scan --fix`), then re-scan and report what remains."""
+    opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
+                         cuda_version, exclude, quiet)
+    if pr:
+        from .pr import run_pr_command
+
+        return run_pr_command(opts, push=push, open_pr=open_pr, remote=remote, base=base, body_file=body_file,
+                              unsafe=unsafe_fixes, fix_in=list(fix_in) or None, op_namespace=op_namespace)
+    result = scan(opts)
+    rc, result = _run_fixers(opts, result, paths, show_diff, not show_diff, unsafe_fixes, fix_in, op_namespace)
+    if rc is not None:
+        return rc
+    from .postscan import finish
+
+    return finish(result, opts)
+
+
 def _add_ecosystem_commands():
     from .precommit import precommit_cmd
 
     main.add_command(precommit_cmd)
-    if "fix" not in main.commands:  # until the fixers' own `fix` command exists: `fix --pr` only (lint/pr.py)
-        from .pr import _fallback_fix_command
-
-        main.add_command(_fallback_fix_command())
 
 
 _add_ecosystem_commands()

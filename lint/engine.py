@@ -46,6 +46,7 @@ class ScanOptions:
     region_markers: tuple = REGION_MARKERS
     use_installed_torch: bool = True
     models: list = field(default_factory=list)  # restrict framework model registries (--model)
+    public_api: list = field(default_factory=list)  # library mode: every public function is a region
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     progress: Optional[Callable] = None  # progress(event: str, **info)
@@ -165,6 +166,11 @@ def scan(options: ScanOptions) -> ScanResult:
     for i, f in enumerate(candidates):
         regions += finder.find(f.module)
         progress("regions", done=i + 1, total=len(candidates))
+    for package in options.public_api:
+        found = finder.public_api(package)
+        if not found and program.module(package) is None:
+            raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
+        regions += found
     for spec in options.entries:
         r = finder.entry_point(spec)
         if r is None:
@@ -174,8 +180,13 @@ def scan(options: ScanOptions) -> ScanResult:
 
     reach = Reach(program, trace_rules)
     raw: list = []
+    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
     for i, r in enumerate(regions):
-        raw += reach.walk(r)
+        found = reach.walk(r)
+        errors = [f for f in found if f.severity == "error"]
+        if errors:
+            first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
+        raw += found
         progress("walk", done=i + 1, total=len(regions), findings=len(raw))
     findings = _merge(raw)
     findings = _add_cache_notes(findings, program)
@@ -202,6 +213,7 @@ def scan(options: ScanOptions) -> ScanResult:
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
                         program, suppressed)
     result.unresolved_samples = reach.stats.unresolved_samples
+    result.first_hazard = first_hazard
     return result
 
 

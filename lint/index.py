@@ -105,12 +105,25 @@ class Indexer:
         self.classes: dict = {}
         self.env_set: set = set()
         self.env_removed: set = set()
+        self._conv_memo: dict = {}
 
     # ----------------------------------------------------------------- expressions
     def conv(self, node, fn: Optional[_Func] = None):
-        """AST expression -> Expr (see summary.py).  Lambdas become separate functions."""
+        """AST expression -> Expr (see summary.py).  Lambdas become separate functions.
+
+        Memoised per node: collecting a chain like ``a.b.c.d()`` converts each prefix once, not once per
+        enclosing attribute."""
         if node is None:
             return ("const", None)
+        key = id(node)
+        hit = self._conv_memo.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = self._conv(node, fn)
+        self._conv_memo[key] = (node, out)
+        return out
+
+    def _conv(self, node, fn: Optional[_Func] = None):
         t = type(node)
         if t is ast.Name:
             return ("name", node.id)

@@ -102,6 +102,28 @@ def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = F
             click.echo(f"compile-lint: not suppressed: {path}:{line}: {why}", err=True)
         click.echo(f"compile-lint: added {rep.added} suppression(s) in {len(rep.files)} file(s)", err=True)
         return EXIT_CLEAN
+    if getattr(opts, "public_api", None):
+        return _finish_library_mode(result, fmt, output_file)
     color = output_file is None and fmt == "text" and sys.stdout.isatty()
     write_report(render(result, fmt, color=color, stats=stats, show_paths=not no_paths), output_file)
     return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+
+
+def _finish_library_mode(result, fmt: str, output_file) -> int:
+    """`--public-api`: a table of compile-safe / unsafe APIs instead of the finding list."""
+    import json
+
+    from . import library
+    from .report import to_json
+
+    rows = library.verdicts(result)
+    if fmt == "json":
+        doc = json.loads(to_json(result))
+        doc["public_api"] = [library.to_dict(v, result.roots) for v in rows]
+        out = json.dumps(doc, indent=2) + "\n"
+    elif fmt == "text":
+        out = library.to_text(result)
+    else:
+        raise click.UsageError("--public-api prints a table: use --format text or json")
+    write_report(out, output_file)
+    return EXIT_FINDINGS if any(not v.safe for v in rows) else EXIT_CLEAN

@@ -140,12 +140,29 @@ class Scope:
     closure: Optional[dict] = None  # the enclosing function's bindings, for a nested function
 
     def key(self):
-        return (self.module, self.func_id, self.self_cls, None if self.bindings is None else id(self.bindings),
-                None if self.closure is None else id(self.closure))
+        """Identity of the scope for memoisation: bound values are part of it (value sets are hashable)."""
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = (self.module, self.func_id, self.self_cls, _freeze(self.bindings), _freeze(self.closure))
+            self.__dict__["_key"] = k
+        return k
 
     @property
     def memoizable(self) -> bool:
-        return self.bindings is None and self.closure is None
+        try:
+            hash(self.key())
+            return True
+        except TypeError:
+            return False
+
+
+_IDENT_RE = __import__("re").compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _freeze(d: Optional[dict]):
+    if not d:
+        return None
+    return tuple(sorted(d.items(), key=lambda kv: kv[0]))
 
 
 @dataclass
@@ -172,8 +189,7 @@ class Program:
         self._mro_memo: dict = {}
         self._active: set = set()
         self._subclass_memo: dict = {}
-        self._mention_memo: dict = {}
-        self._bytes_memo: dict = {}
+        self._words_memo: dict = {}
         self.env_set: set = set()
         self.env_removed: set = set()
 
@@ -213,18 +229,18 @@ class Program:
         return found
 
     def _file_mentions(self, path, needle: bytes) -> bool:
-        key = (str(path), needle)
-        if key not in self._mention_memo:
+        """Does the file mention this identifier?  Answered from one identifier index per file, built on
+        first use, so asking for many class names does not re-read thousands of files."""
+        key = str(path)
+        words = self._words_memo.get(key)
+        if words is None:
             try:
-                data = self._bytes_memo.get(str(path))
-                if data is None:
-                    data = Path(path).read_bytes()
-                    if len(self._bytes_memo) < 4000:
-                        self._bytes_memo[str(path)] = data
-                self._mention_memo[key] = needle in data
+                data = Path(path).read_bytes()
             except OSError:
-                self._mention_memo[key] = False
-        return self._mention_memo[key]
+                data = b""
+            words = frozenset(_IDENT_RE.findall(data))
+            self._words_memo[key] = words
+        return needle in words
 
     # ------------------------------------------------------------------ modules
     def module(self, name: str) -> Optional[ModuleSummary]:
@@ -747,7 +763,7 @@ class Program:
 
     def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
         res = self._member_in(self.mro(cid), name, inst)
-        if inst is not None and self._abstract(res):
+        if inst is not None and self._abstract(res) and (res or self._is_abstract_class(cid)):
             # an abstract method or an attribute only subclasses define: dispatch to every implementation
             key = ("dispatch", cid, name)
             if key in self._active:
@@ -764,6 +780,15 @@ class Program:
             if impl:
                 return frozenset(impl)
         return res
+
+    def _is_abstract_class(self, cid: str) -> bool:
+        """An ABC / Protocol, or a class with an abstract method: its instances are really subclasses'."""
+        mro = self.mro(cid)
+        if any(x in ("abc.ABC", "typing.Protocol", "typing_extensions.Protocol") for x in mro):
+            return True
+        c = self.klass(cid)
+        return c is not None and any(
+            (fn := self.function(f"{split_id(cid)[0]}:{q}")) is not None and fn.is_stub for q in c.methods.values())
 
     def _abstract(self, res: frozenset) -> bool:
         if not res:

@@ -1,0 +1,12 @@
+# compile-lint-fix: fake=fxlib.quant.scale_by=same-as:x
+"""No fake can be derived for scale_by (the kernel returns a new tensor); the configuration names one."""
+import torch
+
+from fxlib import scale_by
+
+
+def f(x):
+    return scale_by(x * 0.5, "120") + 1
+
+
+f_compiled = torch.compile(f, fullgraph=True)

@@ -1,0 +1,13 @@
+"""`backend=` has no counterpart in the library's op: a generated op instead."""
+import torch
+
+from fxlib import scaled_quantize
+from . import _compile_lint_ops
+
+
+def f(x, s):
+    q, sf = _compile_lint_ops.scaled_quantize(x, s, backend="triton")
+    return q.float().sum() + sf.float().sum()
+
+
+f_compiled = torch.compile(f, fullgraph=True)
