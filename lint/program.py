@@ -1181,10 +1181,10 @@ class Program:
             return None
         if k == "cmp" and len(e[2]) == 1:
             left, right = self.eval(e[1], scope), self.eval(e[2][0][1], scope)
-            if len(left) == 1 and len(right) == 1:
-                a, b = next(iter(left)), next(iter(right))
-                if isinstance(a, Const) and isinstance(b, Const):
-                    return _compare(e[2][0][0], a.value, b.value)
+            if left and right and len(left) * len(right) <= 16 and all(isinstance(x, Const) for x in left | right):
+                # every combination of the possible constants must agree
+                verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
+                return verdicts.pop() if len(verdicts) == 1 else None
         return None
 
     def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:

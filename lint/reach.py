@@ -81,6 +81,7 @@ class ReachStats:
 
 
 MAX_CONST_PARAMS = 6
+MAX_CONST_ALTERNATIVES = 4
 
 
 def _simple_const(v) -> bool:
@@ -115,7 +116,7 @@ class Reach:
     # ----------------------------------------------------------- call-site meaning
     def scope_of(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> Scope:
         f = self.p.function(fid)
-        bindings = {k: frozenset({Const(v)}) for k, v in consts} if consts else None
+        bindings = {k: frozenset(Const(v) for v in vs) for k, vs in consts} if consts else None
         return Scope(split_id(fid)[0], f, fid, self_cls, bindings)
 
     def actions(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> list:
@@ -427,11 +428,11 @@ class Reach:
         except RecursionError:
             bound = {}
         for name, vals in bound.items():
-            if len(vals) != 1:
+            # a parameter bound to one of a few constants (`major` is 12 on the GPU, 0 in the except branch)
+            if not vals or len(vals) > MAX_CONST_ALTERNATIVES:
                 continue
-            v = next(iter(vals))
-            if isinstance(v, Const) and _simple_const(v.value):
-                out.append((name, v.value))
+            if all(isinstance(v, Const) and _simple_const(v.value) for v in vals):
+                out.append((name, tuple(sorted((v.value for v in vals), key=repr))))
         res = tuple(sorted(out, key=lambda kv: kv[0]))[:MAX_CONST_PARAMS]
         self._const_memo[key] = res
         return res
