@@ -47,6 +47,7 @@ class Config:
     exclude: list = field(default_factory=list)
     entry_points: list = field(default_factory=list)
     region_models: list = field(default_factory=list)  # FrameworkModel
+    models: list = field(default_factory=list)  # model classes served (registry fallbacks, like --model)
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     fix_in: list = field(default_factory=list)
@@ -208,7 +209,8 @@ def _resolve(base: Path, p: str) -> Path:
 
 
 KEYS = ("select", "ignore", "per-file-ignores", "exclude", "entry-points", "region-models", "target-arch",
-        "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline", "fix")
+        "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline", "fix",
+        "models")
 # [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
 FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
 
@@ -300,6 +302,8 @@ def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") ->
         cfg.baseline = _resolve(base, _str(path, "baseline", t["baseline"]))
     if "fix" in t:
         _fix_table(path, t["fix"], cfg)
+    if "models" in t:
+        cfg.models = _str_list(path, "models", t["models"])
     return cfg
 
 
@@ -339,6 +343,8 @@ def apply_config(opts, cfg: Config, given: set):
         known = {m.callee for m in cfg.region_models}
         opts.framework_models = tuple(m for m in FRAMEWORK_MODELS if m.callee not in known) + tuple(
             cfg.region_models)
+    if not opts.models and cfg.models:
+        opts.models = list(cfg.models)
     if "target_arch" not in given and cfg.target_arch:
         opts.target_arch = cfg.target_arch
     if "cuda_version" not in given and cfg.cuda_version:

@@ -1,5 +1,5 @@
 """Helpers for the ecosystem tests: a small hazardous project, the CLI in-process and as a subprocess, and the
-examples of docs/ecosystem.md (found by their ``<!-- example: NAME -->`` marker)."""
+examples of README.md (found by their ``<!-- example: NAME -->`` marker)."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "ecosystem.md"
+DOC = ROOT / "README.md"
 BIN = Path(sys.executable).parent
 COMPILE_LINT = str(BIN / "compile-lint") if (BIN / "compile-lint").exists() else shutil.which("compile-lint")
 
@@ -99,10 +99,10 @@ def sh(cmd: str, cwd, env=None, timeout=600) -> Run:
 
 
 def doc_block(name: str) -> str:
-    """The fenced code block right after ``<!-- example: NAME -->`` in docs/ecosystem.md."""
+    """The fenced code block right after ``<!-- example: NAME -->`` in README.md."""
     text = DOC.read_text()
     m = re.search(r"<!-- example: " + re.escape(name) + r" -->\s*\n```[a-z]*\n(.*?)\n```", text, re.S)
-    assert m, f"docs/ecosystem.md has no example {name!r}"
+    assert m, f"README.md has no example {name!r}"
     return m.group(1) + "\n"
 
 
