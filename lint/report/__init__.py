@@ -42,6 +42,20 @@ def finding_to_dict(f: Finding, roots: list) -> dict:
     }
 
 
+def fix_points(findings: list) -> list:
+    """[(fix point, hazards at warning level or above, regions reaching them)], most hazards first."""
+    groups: dict = {}
+    for f in findings:
+        if f.severity == "note" or not f.fix_point:
+            continue
+        hazards, regions = groups.setdefault(f.fix_point, (set(), set()))
+        hazards.add((f.path, f.line, f.rule))
+        for r in (f.region,) + tuple(f.other_regions):
+            regions.add((r.path, r.line, r.qualname))
+    rows = [(name, len(h), len(r)) for name, (h, r) in groups.items()]
+    return sorted(rows, key=lambda x: (-x[1], x[0]))
+
+
 def to_json(result: ScanResult) -> str:
     doc = {
         "version": __version__,
@@ -75,6 +89,14 @@ def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, st
                 arrow = "└─" if i == len(f.trace) - 1 else "├─"
                 tail = f"  ← {f.callee}" if i == len(f.trace) - 1 and f.callee else ""
                 lines.append(f"    {arrow} {rp(fr.path)}:{fr.line} in {fr.qualname}{tail}")
+        lines.append("")
+    points = fix_points(result.findings)
+    if len(points) > 1:
+        lines.append("By fix point (the outermost function on the path that owns the hazards):")
+        for name, n_hazards, n_regions in points[:20]:
+            lines.append(f"  {name}: {n_hazards} hazard(s), reached from {n_regions} region(s)")
+        if len(points) > 20:
+            lines.append(f"  ... and {len(points) - 20} more")
         lines.append("")
     counts = {}
     for f in result.findings:
