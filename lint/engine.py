@@ -190,6 +190,7 @@ def scan(options: ScanOptions) -> ScanResult:
         progress("walk", done=i + 1, total=len(regions), findings=len(raw))
     findings = _merge(raw)
     findings = _add_cache_notes(findings, program)
+    _attach_fix_candidates(findings)
     findings, suppressed = _filter(findings, options, program)
 
     problems = list(disc.problems) + loader.problems + cache.problems + list(program.stats.parse_errors)
@@ -236,6 +237,24 @@ def _merge(raw: list) -> list:
         f.other_regions = tuple(r for r in regions[key].values() if r != f.region)
         out.append(f)
     return sorted(out, key=Finding.sort_key)
+
+
+def _attach_fix_candidates(findings: list) -> None:
+    """Which fixers may apply, by what is legal in the regions reaching the hazard (``--diff`` shows the
+    actual edits; the planner may still refuse one, e.g. when no fake can be derived)."""
+    from compile_lint.rules import ALL_RULES
+
+    for f in findings:
+        rule = ALL_RULES.get(f.rule)
+        if rule is None or f.severity == "note":
+            continue
+        fullgraph = any(r.fullgraph is True for r in (f.region,) + tuple(f.other_regions))
+        out = []
+        for fixer in rule.fixes:
+            if fixer == "compiler-disable" and fullgraph:
+                continue  # a disable is itself an error under fullgraph=True
+            out.append({"fixer": fixer, "fix_point": f.fix_point})
+        f.fixes = out
 
 
 def _add_cache_notes(findings: list, program: Program) -> list:
