@@ -442,27 +442,9 @@ def unified_diff(path: str, old: Optional[str], new: str, label: Optional[str] =
 
 
 def atomic_write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and ``os.replace``: readers see the
-    old file or the new one, never a half-written one."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    try:
-        mode = p.stat().st_mode & 0o7777
-    except OSError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` (UTF-8, newlines as given) atomically: see ``compile_lint.atomic``."""
+    from compile_lint.atomic import write_atomic
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # a generated module may open a new folder
+    write_atomic(path, text.encode("utf-8"))
+

@@ -663,16 +663,15 @@ def _terminates(body: list) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
-def parse_suppressions(source: str):
-    """``# compile-lint: ignore[CL101]`` / ``# noqa: CL101`` per line; ``# compile-lint: ignore-file[...]``."""
-    per_line: dict = {}
-    file_level: list = []
+def scan_suppression_comments(source: str) -> list:
+    """[(line, col 1-based, file_level, codes, comment text)] for every suppression comment of a file."""
     if "compile-lint:" not in source and "noqa" not in source:
-        return per_line, ()
+        return []
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return per_line, ()
+        return []
+    out = []
     for tok in tokens:
         if tok.type != tokenize.COMMENT:
             continue
@@ -681,12 +680,20 @@ def parse_suppressions(source: str):
             continue
         raw = m.group("codes") or m.group("noqa")
         codes = tuple(c.strip() for c in raw.split(",") if c.strip()) if raw else ("*",)
-        if m.group("kind") == "ignore-file":
+        out.append((tok.start[0], tok.start[1] + 1, m.group("kind") == "ignore-file", codes, m.group(0).strip()))
+    return out
+
+
+def parse_suppressions(source: str):
+    """``# compile-lint: ignore[CL101]`` / ``# noqa: CL101`` per line; ``# compile-lint: ignore-file[...]``."""
+    per_line: dict = {}
+    file_level: list = []
+    for line, _col, is_file, codes, _text in scan_suppression_comments(source):
+        if is_file:
             file_level.extend(codes)
         else:
-            per_line[tok.start[0]] = per_line.get(tok.start[0], ()) + codes
+            per_line[line] = per_line.get(line, ()) + codes
     return per_line, tuple(file_level)
-
 
 def index_source(source: str, module: str, path: str, is_package: bool = False) -> ModuleSummary:
     """Summarise one file.  Never raises: a file that cannot be indexed gets ``error`` set."""

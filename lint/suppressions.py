@@ -12,14 +12,13 @@ import ast
 import io
 import os
 import re
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from .findings import Finding, RegionRef
-from .index import _SUPPRESS_RE, decode_source
+from .index import decode_source, scan_suppression_comments
 
 UNUSED_CODE = "CL302"
 
@@ -36,25 +35,8 @@ class Comment:
 
 def suppression_comments(source: str, path: str = "") -> list:
     """Every suppression comment of a file, with its position (what ``parse_suppressions`` reads)."""
-    if "compile-lint:" not in source and "noqa" not in source:
-        return []
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return []
-    out = []
-    for tok in tokens:
-        if tok.type != tokenize.COMMENT:
-            continue
-        m = _SUPPRESS_RE.search(tok.string)
-        if not m:
-            continue
-        raw = m.group("codes") or m.group("noqa")
-        codes = tuple(c.strip() for c in raw.split(",") if c.strip()) if raw else ("*",)
-        out.append(Comment(path, tok.start[0], tok.start[1] + 1, m.group("kind") == "ignore-file", codes,
-                           m.group(0).strip()))
-    return out
-
+    return [Comment(path, line, col, file_level, codes, text)
+            for line, col, file_level, codes, text in scan_suppression_comments(source)]
 
 def _matches(code: str, rule: str) -> bool:
     return code == "*" or rule.startswith(code)
@@ -221,28 +203,9 @@ def _add_code(line_text: str, code: str) -> Optional[str]:
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same directory and ``os.replace``; keeps the file's mode."""
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except OSError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=".compile-lint-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from .atomic import write_atomic
 
+    write_atomic(path, data)
 
 def add_ignores(findings: list, roots: list) -> AddIgnoreReport:
     """Append ``# compile-lint: ignore[CODE]`` for each finding (CL302 excluded), one file write each.
