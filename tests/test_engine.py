@@ -129,3 +129,19 @@ def test_output_is_deterministic_across_hash_seeds(tmp_path):
         assert proc.returncode == 1, proc.stderr
         outs.add(proc.stdout)
     assert len(outs) == 1
+
+
+def test_python_option_reads_the_target_interpreters_sys_path(tmp_path):
+    import sys
+
+    from compile_lint.engine import ScanError, interpreter_sys_path
+
+    paths = interpreter_sys_path(sys.executable)
+    assert any(p.endswith("site-packages") for p in paths)
+    proj = write(tmp_path / "proj", {"m.py": "import torch\nf = torch.compile(lambda x: x, fullgraph=True)\n"})
+    result = scan(ScanOptions(paths=[proj], python=sys.executable))
+    assert result.findings == [] and result.stats["regions"] == 1
+    import pytest
+
+    with pytest.raises(ScanError, match="cannot read sys.path"):
+        scan(ScanOptions(paths=[proj], python=str(tmp_path / "no-such-python")))
