@@ -212,7 +212,7 @@ class Program:
             cur = frontier.pop(0)
             needle = split_id(cur)[1].rsplit(".", 1)[-1].encode()
             for mname, path, _ in files:
-                if not self._file_mentions(path, needle):
+                if not self.file_mentions(path, needle):
                     continue
                 m = self.module(mname)
                 if m is None:
@@ -228,7 +228,7 @@ class Program:
         self._subclass_memo[cid] = found
         return found
 
-    def _file_mentions(self, path, needle: bytes) -> bool:
+    def file_mentions(self, path, needle: bytes) -> bool:
         """Does the file mention this identifier?  Answered from one identifier index per file, built on
         first use, so asking for many class names does not re-read thousands of files."""
         key = str(path)
@@ -641,7 +641,7 @@ class Program:
             f = self.function(c.id)
             if f is None or not f.yields or scope.depth >= MAX_CALL_DEPTH:
                 return None
-            bindings = self._bind_args(f, c, ctx[2], ctx[3], scope)
+            bindings = self.bind_args(f, c, ctx[2], ctx[3], scope)
             inner = Scope(split_id(c.id)[0], f, c.id, c.self_cls, bindings, scope.depth + 1)
             for y in f.yields:
                 out |= self.eval(y, inner)
@@ -948,7 +948,7 @@ class Program:
             return frozenset({t.with_flags("setter")})
         return frozenset({t})
 
-    def _bind_args(self, f: FunctionSummary, fv: Func, args, kwargs, scope: Scope) -> dict:
+    def bind_args(self, f: FunctionSummary, fv: Func, args, kwargs, scope: Scope) -> dict:
         params = list(f.params)
         b: dict = {}
         if fv.self_cls is not None and params and "staticmethod" not in fv.flags:
@@ -984,7 +984,7 @@ class Program:
                 return frozenset({Unknown("missing function")})
             if scope.depth >= MAX_CALL_DEPTH:
                 return self._returns_without_args(v, f)
-            bindings = self._bind_args(f, v, args, kwargs, scope)
+            bindings = self.bind_args(f, v, args, kwargs, scope)
             try:
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
                 hash(key)
@@ -1235,7 +1235,7 @@ class Program:
             return None
         self._active.add(key)
         try:
-            bindings = self._bind_args(f, v, args, kwargs, scope)
+            bindings = self.bind_args(f, v, args, kwargs, scope)
             inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1)
             verdicts = set()
             guards_list = f.return_guards or tuple(() for _ in f.returns)

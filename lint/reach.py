@@ -424,7 +424,7 @@ class Reach:
         scope = self.scope_of(node.fid, node.self_cls, node.consts)
         out = []
         try:
-            bound = self.p._bind_args(f, fv, act.args, act.kwargs, scope)
+            bound = self.p.bind_args(f, fv, act.args, act.kwargs, scope)
         except RecursionError:
             bound = {}
         for name, vals in bound.items():

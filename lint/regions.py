@@ -244,7 +244,7 @@ class RegionFinder:
         out = []
         needle = binding.encode()
         for mname, fpath, _ in self.p.locator.package_files(prefix.split(".")[0]):
-            if not (mname == prefix or mname.startswith(prefix + ".")) or not self.p._file_mentions(fpath, needle):
+            if not (mname == prefix or mname.startswith(prefix + ".")) or not self.p.file_mentions(fpath, needle):
                 continue
             m = self.p.module(mname)
             if m is None or binding not in m.bindings:
