@@ -51,8 +51,18 @@ def module_name(path: Path, import_root: Path) -> Optional[str]:
     return ".".join(parts)
 
 
-def import_root_for(target: Path) -> Path:
-    """The sys.path-like directory that a scanned path's module names are relative to."""
+def import_root_for(target: Path, known_roots=()) -> Path:
+    """The sys.path-like directory that a scanned path's module names are relative to.
+
+    A known import root (``--search-path``, the interpreter's ``sys.path``) that contains the target wins:
+    namespace packages have no ``__init__.py`` to climb (``sglang/srt/model_executor/`` is one)."""
+    for root in sorted((Path(r) for r in known_roots), key=lambda r: -len(r.parts)):
+        try:
+            rel = target.relative_to(root)
+        except ValueError:
+            continue
+        if rel.parts and all(p.isidentifier() for p in (rel.parts[:-1] if target.is_file() else rel.parts)):
+            return root
     if target.is_file():
         d = target.parent
     else:
@@ -102,7 +112,7 @@ def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
         stack.extend(reversed(subdirs))
 
 
-def discover(paths: Iterable[Path], exclude=lambda p: False) -> Discovery:
+def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=()) -> Discovery:
     files: dict = {}
     roots: list = []
     problems: list = []
@@ -111,7 +121,7 @@ def discover(paths: Iterable[Path], exclude=lambda p: False) -> Discovery:
         if not target.exists():
             problems.append((str(target), "no such file or directory"))
             continue
-        iroot = import_root_for(target)
+        iroot = import_root_for(target, known_roots)
         src = iroot / "src"
         extra_roots = [iroot]
         if target.is_dir() and src.is_dir() and not (src / "__init__.py").exists():

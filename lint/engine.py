@@ -124,8 +124,10 @@ def scan(options: ScanOptions) -> ScanResult:
     if missing:
         raise ScanError(f"path does not exist: {missing[0]}")
     excl = [str(Path(e)) for e in options.exclude]
+    # explicit --search-path roots name namespace packages right (a scanned file under one of them gets its
+    # module name from that root); the interpreter's sys.path is not used for this (the test dir, cwd...)
     disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
-        str(p).startswith(e) for e in excl))
+        str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path])
     scanned = {f.module: (f.path, f.is_package) for f in disc.files}
 
     search_path = [str(r) for r in disc.import_roots] + [str(Path(s).absolute()) for s in options.search_path]

@@ -84,23 +84,24 @@ class ModuleLocator:
         if ("files", top) in self._memo:
             return self._memo[("files", top)]
         out = [(m, p, pkg) for m, (p, pkg) in self.scanned.items() if m == top or m.startswith(top + ".")]
-        if not out:
-            loc = self.find(top)
-            pkg_dir = None
-            if loc is not None and loc[0] is not None and loc[1]:
-                pkg_dir = Path(loc[0]).parent
-            elif loc is not None and loc[0] is None:
-                pkg_dir = next((r / top for r in self.search_path if (r / top).is_dir()), None)
-            if pkg_dir is not None:
-                for dirpath, dirnames, filenames in os.walk(pkg_dir):
-                    dirnames[:] = sorted(d for d in dirnames if d.isidentifier())
-                    rel = Path(dirpath).relative_to(pkg_dir.parent)
-                    for fn in sorted(filenames):
-                        if not fn.endswith(".py"):
-                            continue
-                        parts = list(rel.parts) + ([] if fn == "__init__.py" else [fn[:-3]])
-                        if all(p.isidentifier() for p in parts):
-                            out.append((".".join(parts), Path(dirpath) / fn, fn == "__init__.py"))
+        scanned_paths = {str(p) for _, p, _ in out}
+        # the scanned files may be a few modules of a package that lives on the search path: list it all
+        loc = self.find(top)
+        pkg_dir = None
+        if loc is not None and loc[0] is not None and loc[1]:
+            pkg_dir = Path(loc[0]).parent
+        elif loc is not None and loc[0] is None:
+            pkg_dir = next((r / top for r in self.search_path if (r / top).is_dir()), None)
+        if pkg_dir is not None:
+            for dirpath, dirnames, filenames in os.walk(pkg_dir):
+                dirnames[:] = sorted(d for d in dirnames if d.isidentifier())
+                rel = Path(dirpath).relative_to(pkg_dir.parent)
+                for fn in sorted(filenames):
+                    if not fn.endswith(".py"):
+                        continue
+                    parts = list(rel.parts) + ([] if fn == "__init__.py" else [fn[:-3]])
+                    if all(p.isidentifier() for p in parts) and str(Path(dirpath) / fn) not in scanned_paths:
+                        out.append((".".join(parts), Path(dirpath) / fn, fn == "__init__.py"))
         self._memo[("files", top)] = out
         return out
 
