@@ -168,6 +168,7 @@ GB_MESSAGES = {
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB4841": "Unsupported python_type() call",
     "GB8977": "Invalid call to __build_class__",
+    "GB0208": "torch.* op returned non-Tensor",
 }
 
 # Where Dynamo actually stops for a callee (measured on torch 2.13; see tests/corpus).  Longest prefix wins;
@@ -215,6 +216,7 @@ CALLEE_STOPS = {
     "socket.*": ("GB0007", "_socket.<fn> (C)"),
     "random.*": ("GB0007", "Random.random (random is on Dynamo's skip list)"),
     "inspect.*": ("GB0007", "torch.package.package_importer._patched_getfile / linecache"),
+    "torch.cuda.device_count": ("GB0208", "the call: it returns a Python int, not a tensor"),
 }
 
 
