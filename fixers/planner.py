@@ -79,9 +79,15 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
             if all(a.key != x.key for x in plan.alternatives):
                 plan.alternatives.append(a)
     plans = _drop_conflicts(list(chosen.values()), unfixable)
+    rendered = []
     for p in plans:
-        _render_plan(ctx, p)
-    return Planning(plans, unfixable)
+        try:
+            _render_plan(ctx, p)
+        except FixError as e:  # the edit would not parse (or the file moved): refuse it, never write it
+            unfixable += [Unfixable(f, [Refusal(p.fixer, str(e))]) for f in p.findings]
+            continue
+        rendered.append(p)
+    return Planning(rendered, unfixable)
 
 
 def plan_fixes(result, options: Optional[FixOptions] = None) -> list:
@@ -192,13 +198,24 @@ def apply_fixes(plans: list, unsafe: bool = False, write: bool = True) -> FixRep
     diffs = []
     # generated modules first: a user file never refers to an op module that is not on disk
     ordered = sorted(results.items(), key=lambda kv: (kv[1][0] is not None, kv[0]))
+    write_failed = None  # (path, reason): the first file that could not be written; nothing after it is
     for path, (original, new) in ordered:
         if new == original:
             continue
-        diffs.append(unified_diff(path, original, new, _label(path)))
         if write:
-            atomic_write(path, new)
+            if write_failed is not None:
+                continue
+            try:
+                atomic_write(path, new)
+            except OSError as e:  # read-only directory, disk full: the file keeps its old text
+                write_failed = (path, f"cannot write {_label(path)}: {e.strerror or e}")
+                continue
+        diffs.append(unified_diff(path, original, new, _label(path)))
         report.written.append(path)
+    if write_failed is not None:
+        done = set(report.written) | {path for path, (original, new) in results.items() if new == original}
+        report.skipped += [(p, write_failed[1]) for p in todo if any(e.path not in done for e in p.edits)]
+        todo = [p for p in todo if all(e.path in done for e in p.edits)]
     report.applied = todo
     report.diff = "".join(diffs)
     return report
@@ -235,6 +252,8 @@ def fix(scan_options, options: Optional[FixOptions] = None, write: bool = True, 
         if not write:
             break
         result = scan(scan_options)
+        if any(why.startswith("cannot write") for _, why in rep.skipped):
+            break  # the file system refused a write: report what is left, do not try again
     total.remaining = list(result.findings)
     total.result = result
     return total

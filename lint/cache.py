@@ -2,6 +2,11 @@
 
 Safe under concurrent runs: entries are written to a temporary file and renamed into place, so a reader
 sees a whole entry or none.  A corrupt entry is deleted and rebuilt, never trusted.
+
+The key is the file's content hash plus its module name; the directory is per analyzer version, summary format
+and a fingerprint of the indexer's own source (``index.py``, ``summary.py``), so a changed indexer never reads
+an old summary.  Summaries are syntax only: they do not depend on torch or its trace rules (those are applied
+at walk time and cached on their own, keyed by interpreter and torch version: ``dynamo/trace_rules.py``).
 """
 from __future__ import annotations
 
@@ -15,11 +20,38 @@ from typing import Optional
 from . import __version__
 from .summary import SUMMARY_FORMAT, ModuleSummary
 
-CACHE_TAG = f"v{__version__}-f{SUMMARY_FORMAT}"
+
+def _indexer_fingerprint() -> str:
+    h = hashlib.blake2b(digest_size=6)
+    for name in ("index.py", "summary.py"):
+        try:
+            h.update((Path(__file__).parent / name).read_bytes())
+        except OSError:  # a zipped install: the version and format still key the cache
+            pass
+    return h.hexdigest()
+
+
+CACHE_TAG = f"v{__version__}-f{SUMMARY_FORMAT}-{_indexer_fingerprint()}"
+
+
+class _SummaryUnpickler(pickle.Unpickler):
+    """Loads summaries and nothing else: a cache directory may come with a scanned checkout (the default
+    ``.compile_lint_cache`` is relative to the working directory), and a planted pickle must not run code.
+    Any other global is refused; the entry is then treated as corrupt and rebuilt."""
+
+    SAFE_BUILTINS = frozenset({"complex", "frozenset", "set", "slice", "range", "bytearray", "Ellipsis",
+                               "NotImplemented"})
+
+    def find_class(self, module, name):
+        if (module == "compile_lint.summary" and name[:1].isupper()) or (
+                module == "builtins" and name in self.SAFE_BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused global {module}.{name}")
 
 
 class SummaryCache:
     def __init__(self, directory: Optional[Path]):
+        self.root = Path(directory) if directory else None  # what --cache-dir named (workers reopen it)
         self.dir = Path(directory) / "summaries" / CACHE_TAG if directory else None
         self.hits = 0
         self.misses = 0
@@ -33,13 +65,17 @@ class SummaryCache:
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.pkl"
 
+    def has(self, key: str) -> bool:
+        """An entry exists (not checked for corruption: ``get`` does that, and rebuilds)."""
+        return self.dir is not None and os.path.isfile(self._path(key))
+
     def get(self, key: str) -> Optional[ModuleSummary]:
         if self.dir is None:
             return None
         p = self._path(key)
         try:
             with open(p, "rb") as fh:
-                obj = pickle.load(fh)
+                obj = _SummaryUnpickler(fh).load()
         except FileNotFoundError:
             self.misses += 1
             return None
@@ -67,8 +103,8 @@ class SummaryCache:
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, p)
-        except OSError as e:
-            self.problems.append((str(p), f"cannot write cache entry: {e.strerror or e}"))
+        except Exception as e:  # OSError (read-only, disk full); RecursionError from a very deep summary
+            self.problems.append((str(p), f"cannot write cache entry: {getattr(e, 'strerror', None) or e}"))
             try:
                 os.unlink(tmp)  # noqa: F821 - only bound when mkstemp succeeded
             except (OSError, NameError):

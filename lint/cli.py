@@ -55,6 +55,17 @@ def _split(values) -> list:
     return out
 
 
+def _codes(flag: str, values) -> list:
+    """--select / --ignore: rule codes or prefixes, checked like the config file's (a typo is exit 2)."""
+    from .config import CODE_RE
+
+    out = [c.upper() for c in _split(values)]
+    for c in out:
+        if not CODE_RE.match(c):
+            raise click.UsageError(f"{flag}: {c!r} is not a rule code or prefix (CL101, CL1, ...)")
+    return out
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="compile-lint")
 def main():
@@ -71,8 +82,8 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         search_path=list(search_path),
         use_environment=not no_env,
         entries=list(entry),
-        select=_split(select),
-        ignore=_split(ignore),
+        select=_codes("--select", select),
+        ignore=_codes("--ignore", ignore),
         cache_dir=None if no_cache else Path(cache_dir),
         target_arch=target_arch,
         cuda_version=cuda_version,
@@ -80,6 +91,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         progress=None if quiet else Progress.for_terminal(),
         models=list(click.get_current_context().meta.get("compile_lint.models", [])),
         public_api=list(click.get_current_context().meta.get("compile_lint.public_api", [])),
+        jobs=click.get_current_context().meta.get("compile_lint.jobs"),
     )
     from .config import configure  # [tool.compile-lint] / --config: fills what the command line did not set
 
@@ -106,6 +118,9 @@ _scan_params = [
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.public_api", list(v)),
                  help="Library mode: treat every public function of PACKAGE as a fullgraph region and print "
                       "which APIs are compile-safe."),
+    click.option("--jobs", "-j", "jobs", type=click.IntRange(min=1), metavar="N", expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.jobs", v),
+                 help="Processes that parse files before the walk (default: one per core)."),
     click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
     click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),
@@ -173,6 +188,8 @@ def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_di
     opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                          cuda_version, exclude, quiet)
     result = scan(opts)
+    if not result.stats.get("files_discovered") and not result.stats.get("files_opaque"):
+        click.echo("compile-lint: warning: no Python files under the given path(s): nothing to scan", err=True)
     if show_diff or apply_fix:
         rc, result = _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in, op_namespace)
         if rc is not None:

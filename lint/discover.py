@@ -76,9 +76,36 @@ def import_root_for(target: Path, known_roots=()) -> Path:
     return d
 
 
+def _outside_link(p: Path, bound: Optional[Path]) -> Optional[str]:
+    """Why a symlink is not followed, or None.  A link that resolves inside the scanned path is followed; one
+    that leaves it is followed only to a Python package (a directory with ``__init__.py``) or a ``.py`` file (a
+    site-packages assembled from links); anything else (``/etc``, a home directory) is never read."""
+    try:
+        target = p.resolve()
+    except (OSError, RuntimeError) as e:
+        return f"cannot resolve symlink: {e}"
+    if not target.exists():
+        return f"broken symlink to {target}, skipped"
+    if bound is not None and _is_under(target, bound):
+        return None
+    if target.is_dir() and (target / "__init__.py").is_file():
+        return None
+    if target.is_file() and target.name.endswith(".py"):
+        return None
+    return f"symlink to {target} leaves the scanned path and is not a Python package or module: not followed"
+
+
+def _skipped_dir(name: str) -> bool:
+    return name in SKIP_DIRS or name.endswith(".egg-info") or name.endswith(".dist-info")
+
+
 def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
     seen_dirs: set = set()
     stack = [root]
+    try:
+        bound = root.resolve()
+    except (OSError, RuntimeError):
+        bound = None
     while stack:
         d = stack.pop()
         try:
@@ -101,8 +128,13 @@ def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
             if exclude(p):
                 continue
             try:
+                if e.is_symlink() and (e.name.endswith(".py") or e.is_dir() and not _skipped_dir(e.name)):
+                    why = _outside_link(p, bound)
+                    if why is not None:
+                        problems.append((str(p), why))
+                        continue
                 if e.is_dir():
-                    if e.name in SKIP_DIRS or e.name.endswith(".egg-info") or e.name.endswith(".dist-info"):
+                    if _skipped_dir(e.name):
                         continue
                     subdirs.append(p)
                 elif e.name.endswith(".py") and e.is_file():

@@ -54,6 +54,7 @@ class ScanOptions:
     # and whether to report suppression comments that matched nothing (CL302)
     per_file_ignores: list = field(default_factory=list)
     report_unused_suppressions: bool = True
+    jobs: Optional[int] = None  # processes that index files before the walk (--jobs; None: one per core)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class SummaryLoader:
         self.cache = cache
         self.parsed = 0
         self.problems: list = []
+        self.preloaded: dict = {}  # str(path) -> (content key, summary), indexed ahead by lint/parallel.py
 
     def __call__(self, module: str, path: Path, is_package: bool) -> ModuleSummary:
         try:
@@ -107,6 +109,10 @@ class SummaryLoader:
             m.error = f"cannot read: {e.strerror or e}"
             return m
         key = self.cache.key(data, module, is_package)
+        ahead = self.preloaded.pop(str(path), None)
+        if ahead is not None and ahead[0] == key:  # indexed (and counted) by the parallel pass
+            ahead[1].path = str(path)
+            return ahead[1]
         cached = self.cache.get(key)
         if cached is not None:
             cached.path = str(path)
@@ -123,11 +129,24 @@ def scan(options: ScanOptions) -> ScanResult:
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise ScanError(f"path does not exist: {missing[0]}")
+    bad_sp = [str(s) for s in options.search_path if not Path(s).is_dir()]
+    if bad_sp:
+        raise ScanError(f"--search-path is not a directory: {bad_sp[0]}")
     excl = [str(Path(e)) for e in options.exclude]
     # explicit --search-path roots name namespace packages right (a scanned file under one of them gets its
     # module name from that root); the interpreter's sys.path is not used for this (the test dir, cwd...)
     disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
         str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path])
+    # --- which files to parse (compile-lint performance; see README "Performance") ---
+    # Packages Dynamo classifies by its trace rules (torch, triton, numpy...) are not scanned even when they lie
+    # under a scanned site-packages: their calls are classified by name, never walked, so a `torch.compile`
+    # inside torch/_inductor is no user region, and indexing torch (2,300 files) would only cost time -- and
+    # would make `torch.compile` resolve to torch/__init__.py's function instead of the known external.
+    from .dynamo.model import OPAQUE_PACKAGES
+
+    opaque_files = [f for f in disc.files if f.module.split(".")[0] in OPAQUE_PACKAGES]
+    if opaque_files:
+        disc.files = [f for f in disc.files if f.module.split(".")[0] not in OPAQUE_PACKAGES]
     scanned = {f.module: (f.path, f.is_package) for f in disc.files}
 
     search_path = [str(r) for r in disc.import_roots] + [str(Path(s).absolute()) for s in options.search_path]
@@ -144,6 +163,13 @@ def scan(options: ScanOptions) -> ScanResult:
 
         try:
             arch = ArchFacts.parse(options.target_arch, options.cuda_version)
+        except ArchError as e:
+            raise ScanError(str(e)) from None
+    elif options.cuda_version:  # checked even without --target-arch: a typo is one clear line, not ignored
+        from .arch import ArchError, ArchFacts
+
+        try:
+            ArchFacts.parse("sm90", options.cuda_version)
         except ArchError as e:
             raise ScanError(str(e)) from None
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys())
@@ -164,6 +190,13 @@ def scan(options: ScanOptions) -> ScanResult:
             continue
         if any(mk in data for mk in markers):
             candidates.append(f)
+    # the candidates and what they import are parsed now, on --jobs processes (lint/parallel.py)
+    from .parallel import default_jobs, prefetch
+
+    loader.preloaded = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,
+                                options.jobs or default_jobs(), progress=progress)
+    loader.parsed += len(loader.preloaded)
+    # --- end of: which files to parse ---
     progress("regions", total=len(candidates))
     for i, f in enumerate(candidates):
         regions += finder.find(f.module)
@@ -203,6 +236,7 @@ def scan(options: ScanOptions) -> ScanResult:
         "modules_indexed": program.stats.modules_indexed,
         "modules_from_search_path": program.stats.modules_from_search_path,
         "files_skipped": len(program.stats.parse_errors),
+        "files_opaque": len(opaque_files),  # under torch/, triton/...: classified by trace rules, not scanned
         "regions": len(regions),
         "regions_unresolved": len(finder.unresolved),
         "functions_walked": reach.stats.functions_walked,
@@ -265,11 +299,12 @@ def _add_cache_notes(findings: list, program: Program) -> list:
 
     rule = ALL_RULES["CL301"]
     notes: dict = {}
+    by_path: dict = {}  # module path -> [(name, summary)], in program.modules order; rebuilt when it grows
     for f in findings:
         if f.severity == "note":
             continue
         for i, fr in enumerate(f.trace[1:], start=1):
-            mod_fn = _function_at(program, fr)
+            mod_fn = _function_at(program, fr, by_path)
             if mod_fn is None or "cached" not in mod_fn[1].flags:
                 continue
             caller = f.trace[i - 1]
@@ -285,9 +320,17 @@ def _add_cache_notes(findings: list, program: Program) -> list:
     return sorted(findings + list(notes.values()), key=Finding.sort_key)
 
 
-def _function_at(program: Program, frame):
-    for name, m in program.modules.items():
-        if m is not None and m.path == frame.path and frame.qualname in m.functions:
+def _function_at(program: Program, frame, by_path: Optional[dict] = None):
+    if by_path is None:
+        by_path = {}
+    if by_path.get(None) != len(program.modules):  # first use, or modules were loaded since
+        by_path.clear()
+        for name, m in list(program.modules.items()):
+            if m is not None:
+                by_path.setdefault(m.path, []).append((name, m))
+        by_path[None] = len(program.modules)
+    for name, m in by_path.get(frame.path, ()):
+        if frame.qualname in m.functions:
             fid = f"{name}:{frame.qualname}"
             from .program import Scope
 

@@ -10,6 +10,7 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 from typing import Optional
 
 from .summary import (
@@ -25,6 +26,7 @@ from .summary import (
 
 MAX_SEQ_ITEMS = 64
 MAX_DICT_ITEMS = 256
+MAX_SOURCE_CHARS = 10_000_000  # larger files (generated tables) are skipped with the reason
 _MUTATING_METHODS = frozenset(
     {"append", "extend", "update", "add", "pop", "popitem", "setdefault", "clear", "insert", "remove", "discard"}
 )
@@ -697,12 +699,22 @@ def parse_suppressions(source: str):
 
 def index_source(source: str, module: str, path: str, is_package: bool = False) -> ModuleSummary:
     """Summarise one file.  Never raises: a file that cannot be indexed gets ``error`` set."""
+    if len(source) > MAX_SOURCE_CHARS:  # a generated file: minutes to index, and no region lives there
+        m = ModuleSummary(name=module, path=path, is_package=is_package)
+        m.error = f"too large to index ({len(source) / 1e6:.1f} MB; the limit is {MAX_SOURCE_CHARS // 1_000_000} MB)"
+        return m
     try:
-        tree = ast.parse(source, filename=path)
+        with warnings.catch_warnings():  # the scanned code's SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes
         m = ModuleSummary(name=module, path=path, is_package=is_package)
         line = getattr(e, "lineno", None)
         m.error = f"cannot parse: {getattr(e, 'msg', str(e))}" + (f" (line {line})" if line else "")
+        return m
+    except (RecursionError, MemoryError):  # CPython's parser on very deep expressions
+        m = ModuleSummary(name=module, path=path, is_package=is_package)
+        m.error = "cannot parse: expression nesting too deep"
         return m
     try:
         summary = Indexer(module, path, is_package).run(tree, source)
@@ -711,6 +723,10 @@ def index_source(source: str, module: str, path: str, is_package: bool = False) 
     except RecursionError:
         m = ModuleSummary(name=module, path=path, is_package=is_package)
         m.error = "expression nesting too deep to index"
+        return m
+    except Exception as e:  # an indexer bug must not stop the scan: the file is skipped with the reason
+        m = ModuleSummary(name=module, path=path, is_package=is_package)
+        m.error = f"internal error while indexing: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
         return m
 
 

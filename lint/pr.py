@@ -34,7 +34,8 @@ from typing import Callable, Optional
 from .engine import ScanError, ScanOptions, ScanResult, scan
 
 BRANCH_PREFIX = "compile-lint/fix-"
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false")
+# nothing of the scanned repo runs: no hooks, no fsmonitor command (`git status` would start it)
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false")
 FALLBACK_IDENTITY = ("compile-lint", "compile-lint@users.noreply.github.com")
 
 

@@ -387,7 +387,7 @@ class Program:
             return s.bindings[name]
         if f.params and name == f.params[0] and f.class_name is not None:
             owner = f"{s.module}:{f.class_name}"
-            flags = self.function_value(s.func_id, s).flags if s.func_id else frozenset()
+            flags = getattr(self.function_value(s.func_id, s), "flags", frozenset()) if s.func_id else frozenset()
             if "staticmethod" in flags:
                 pass
             elif "classmethod" in flags:
@@ -821,6 +821,8 @@ class Program:
         if first and first[0] == "method":
             mod = split_id(first[1])[0]
             fv = self.function_value(f"{mod}:{first[2]}", Scope(mod))
+            if isinstance(fv, Op):  # a method registered as a custom op: opaque
+                return frozenset({fv})
             if "property" in fv.flags or "cached_property" in fv.flags:
                 if inst is None:
                     return frozenset({fv})
@@ -849,6 +851,8 @@ class Program:
         mod = split_id(cid)[0]
         if kind == "method":
             fv = self.function_value(f"{mod}:{payload}", Scope(mod))
+            if isinstance(fv, Op):
+                return frozenset({fv})
             if inst is not None and "staticmethod" not in fv.flags:
                 return frozenset({Func(fv.id, inst.cls, fv.flags, fv.wrappers)})
             if "classmethod" in fv.flags:

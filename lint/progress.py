@@ -1,8 +1,16 @@
-"""Progress on long scans: one self-rewriting line on a terminal, nothing otherwise."""
+"""Progress on long scans: one self-rewriting bar on a terminal, nothing otherwise (or with ``-q``).
+
+Phases, in order: ``index`` (files parsed ahead, on ``--jobs`` processes), ``regions`` (candidate files
+searched for compiled regions), ``walk`` (regions walked; ``findings`` so far).
+"""
 from __future__ import annotations
 
 import sys
 import time
+
+_LABELS = {"index": ("parsing", "files"), "regions": ("finding regions", "files"),
+           "walk": ("walking", "regions")}
+_WIDTH = 24
 
 
 class Progress:
@@ -20,9 +28,11 @@ class Progress:
         if done < total and now - self.last < 0.1:
             return
         self.last = now
+        label, unit = _LABELS.get(event, (event, ""))
+        filled = _WIDTH * done // total if total else 0
+        bar = "#" * filled + "-" * (_WIDTH - filled)
         extra = "".join(f", {k} {v}" for k, v in info.items())
-        label = {"regions": "finding regions", "walk": "walking regions", "index": "indexing"}.get(event, event)
-        self.stream.write(f"\r\x1b[2Kcompile-lint: {label} {done}/{total}{extra}")
+        self.stream.write(f"\r\x1b[2Kcompile-lint: {label:<15} [{bar}] {done}/{total} {unit}{extra}")
         self.shown = True
         if done >= total:
             self.stream.write("\r\x1b[2K")

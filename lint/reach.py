@@ -300,6 +300,8 @@ class Reach:
                 if a.attr in c.methods:
                     mod = split_id(cid)[0]
                     fv = self.p.function_value(f"{mod}:{c.methods[a.attr]}", Scope(mod))
+                    if not isinstance(fv, Func):
+                        break  # an op: opaque, nothing runs on attribute access
                     bound = Func(fv.id, base.cls, fv.flags, fv.wrappers)
                     if "cached_property" in fv.flags:
                         out.append(Action("cached_property", a.line, a.col, a.guards, target=bound, rule="CL115",

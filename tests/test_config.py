@@ -202,6 +202,7 @@ def _doc_project(tmp_path):
         "pkg/debug_tools.py": "import subprocess\n\ndef dump():\n    subprocess.run(['true'])\n",
         "build/ignored.py": "import torch, subprocess\n\ndef g(x):\n    subprocess.run(['x'])\n\ng_c = torch.compile(g)\n",
         "ci/compile-lint.toml": 'select = ["CL1"]\n',  # replaces pyproject.toml: no region-models, no ignores
+        "third_party/README": "vendored code would live here (the example's search-path)\n",
     })
     (tmp_path / "pkg" / "model.py").write_text((tmp_path / "pkg" / "model.py").read_text().replace(
         "from pkg.helpers import cuda_version, pure",

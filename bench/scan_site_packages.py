@@ -1,0 +1,240 @@
+"""Benchmark: `compile-lint scan site-packages/` cold, warm and after a one-file edit (GitHub issue "Scale").
+
+    python bench/scan_site_packages.py                 # everything (torch + sglang + flashinfer + vllm)
+    python bench/scan_site_packages.py --only sglang,flashinfer-python --jobs 2
+
+1. Builds once (cached under ``$COMPILE_LINT_BENCH_DIR`` or ``~/.cache/compile-lint/bench``) a venv-like
+   ``site-packages/``: torch 2.13 (the CPU wheel in /opt/wheels, else ``pip download``), sglang 0.5.23,
+   flashinfer-python 0.7.2.post1, vllm 0.33.0 (``pip download --no-deps`` + unzip, through
+   ``tests/realworld/pypi_fixtures.py``).  Only ``.py`` files and ``*.dist-info/`` are copied (compile-lint
+   reads nothing else; the shared libraries would only cost disk), as real copies: the bench edits one file.
+2. Runs ``compile-lint scan SITE --no-environment --format json --stats`` in subprocesses:
+   cold (empty cache), warm (no change), one file edited (a comment appended to a region file; restored
+   after), and ``--no-cache``; for each: wall time, CPU time (the process and its workers), peak RSS (the
+   largest process), files parsed, cache hits.
+3. Baseline, measured in the same run on the same number of workers: libcst parsing every file the scan
+   discovered.  If that would take longer than ``--baseline-budget`` seconds, a deterministic sample (every
+   k-th file) is parsed and the time extrapolated by bytes; the output says so.
+4. Checks: no internal error, the same findings (fingerprints) in every run and the ``--no-cache`` run, and
+   the targets (cold <= 60 s, warm <= 3 s, one-file edit <= 5 s, peak RSS <= 2 GB); a missed target is
+   printed with its factor, and the exit code is 1.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.realworld.pypi_fixtures import fetch  # noqa: E402
+
+TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+DISTS = [("torch", "2.13.0"), ("sglang", "0.5.23"), ("flashinfer-python", "0.7.2.post1"), ("vllm", "0.33.0")]
+TARGETS = {"cold": 60.0, "warm": 3.0, "edit": 5.0}
+RSS_TARGET_MB = 2048
+EDIT_FILE = "sglang/srt/layers/activation.py"  # a region candidate (mentions torch.compile); else the first one
+
+
+def bench_root() -> Path:
+    env = os.environ.get("COMPILE_LINT_BENCH_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "compile-lint" / "bench"
+
+
+def _unpacked(dist: str, version: str) -> Path:
+    if dist == "torch" and TORCH_WHEEL.is_file():
+        out = bench_root() / f"torch-{version}+cpu"
+        if not (out / ".complete").is_file():
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-torch-", dir=bench_root()))
+            with zipfile.ZipFile(TORCH_WHEEL) as zf:
+                for n in zf.namelist():
+                    if n.endswith(".py") or ".dist-info/" in n:
+                        zf.extract(n, tmp)
+            (tmp / ".complete").write_text(TORCH_WHEEL.name)
+            shutil.rmtree(out, ignore_errors=True)
+            os.rename(tmp, out)
+        return out
+    return fetch(dist, version)  # pip download --no-deps + unzip, cached
+
+
+def build_site(dists: list) -> Path:
+    """A site-packages/ holding the dists' .py files (copies), built once per manifest."""
+    manifest = "".join(f"{d}=={v}\n" for d, v in dists)
+    site = bench_root() / f"site-{hashlib.sha1(manifest.encode()).hexdigest()[:10]}" / "site-packages"
+    if (site / ".complete").is_file():
+        return site
+    bench_root().mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-site-", dir=bench_root())) / "site-packages"
+    for d, v in dists:
+        src = _unpacked(d, v)
+        print(f"bench: copying {d}=={v} from {src}", file=sys.stderr)
+        for entry in sorted(src.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                shutil.copytree(entry, tmp / entry.name, dirs_exist_ok=True, ignore=_only_py)
+            elif entry.suffix == ".py":
+                shutil.copy2(entry, tmp / entry.name)
+    (tmp / ".complete").write_text(manifest)
+    site.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(site, ignore_errors=True)
+    os.rename(tmp, site)
+    shutil.rmtree(tmp.parent, ignore_errors=True)
+    return site
+
+
+def _only_py(dirpath, names):
+    if ".dist-info" in dirpath:
+        return []
+    return [n for n in names if not (n.endswith(".py") or os.path.isdir(os.path.join(dirpath, n)))]
+
+
+# ------------------------------------------------------------------------------------------------ runs
+def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path) -> dict:
+    out = out_dir / f"{label}.json"
+    cmd = [str(Path(sys.executable).parent / "compile-lint"), "scan", str(site), "--no-environment", "-q",
+           "--format", "json", "-o", str(out), "--jobs", str(jobs)]
+    cmd += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    err_file = out_dir / f"{label}.stderr"
+    t0 = time.monotonic()
+    with open(err_file, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh)
+        _, status, ru = os.wait4(proc.pid, 0)  # this child's own rusage (its workers included once reaped)
+    wall = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = err_file.read_text(errors="replace")
+    ok = proc.returncode in (0, 1) and "internal error" not in err and "Traceback" not in err
+    doc = json.loads(out.read_text()) if ok and out.is_file() else {}
+    st = doc.get("stats", {})
+    return {"label": label, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024,
+            "rc": proc.returncode, "ok": ok, "stderr": err.strip()[-2000:], "stats": st,
+            "fingerprints": sorted(f.get("fingerprint", "") for f in doc.get("findings", ())),
+            "skipped": doc.get("skipped_files", [])}
+
+
+def _parse_chunk(paths: list) -> tuple:
+    import libcst
+
+    n_bytes, failed = 0, 0
+    for p in paths:
+        data = Path(p).read_bytes()
+        n_bytes += len(data)
+        try:
+            libcst.parse_module(data)
+        except Exception:  # libcst rejects some files ast accepts (and vice versa): counted, not fatal
+            failed += 1
+    return n_bytes, failed
+
+
+def baseline(site: Path, jobs: int, budget_s: float) -> dict:
+    """libcst parsing every .py file of the site (torch included), on `jobs` worker processes."""
+    files = sorted(str(p) for p in site.rglob("*.py"))
+    sizes = {p: os.path.getsize(p) for p in files}
+    total = sum(sizes.values())
+    # calibrate on ~1% of the bytes to decide whether the whole set fits the budget
+    probe = files[::97]
+    t0 = time.monotonic()
+    probe_bytes, _ = _parse_chunk(probe)
+    rate = probe_bytes / max(time.monotonic() - t0, 1e-3)  # bytes/s on one core
+    est = total / rate / jobs
+    step = 1 if est <= budget_s else max(2, int(est / budget_s) + 1)
+    sample = files[::step]
+    chunks = [sample[i:i + 40] for i in range(0, len(sample), 40)]
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(jobs) as pool:
+        res = list(pool.map(_parse_chunk, chunks))
+    elapsed = time.monotonic() - t0
+    done = sum(b for b, _ in res)
+    return {"files": len(files), "bytes": total, "sampled_files": len(sample), "sample_step": step,
+            "elapsed_s": elapsed, "wall_s": elapsed * total / max(done, 1), "failed": sum(f for _, f in res),
+            "extrapolated": step > 1}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--only", default="", help="comma-separated dists (default: all of " +
+                    ", ".join(d for d, _ in DISTS) + ")")
+    ap.add_argument("--baseline-budget", type=float, default=120.0, help="seconds the libcst baseline may take")
+    ap.add_argument("--skip-nocache", action="store_true", help="skip the --no-cache reference run")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+    dists = [dv for dv in DISTS if not args.only or dv[0] in args.only.split(",")]
+    site = build_site(dists)
+    n_py = sum(1 for _ in site.rglob("*.py"))
+    print(f"site: {site} ({', '.join(f'{d}=={v}' for d, v in dists)}; {n_py} .py files)")
+    print(f"machine: {len(os.sched_getaffinity(0))} cores, "
+          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB; jobs={args.jobs}; "
+          f"load average at start {os.getloadavg()[0]:.1f}")
+    work = Path(tempfile.mkdtemp(prefix="compile-lint-bench-"))
+    cache = work / "cache"
+    runs = []
+    try:
+        runs.append(run_scan(site, cache, args.jobs, "cold", work))
+        runs.append(run_scan(site, cache, args.jobs, "warm", work))
+        edit = site / EDIT_FILE
+        if not edit.is_file():
+            edit = next(p for p in sorted(site.rglob("*.py")) if b"torch.compile" in p.read_bytes())
+        original = edit.read_bytes()
+        try:
+            edit.write_bytes(original + b"\n# compile-lint bench: one-file edit\n")
+            runs.append(run_scan(site, cache, args.jobs, "edit", work))
+        finally:
+            edit.write_bytes(original)
+        if not args.skip_nocache:
+            runs.append(run_scan(site, None, args.jobs, "no-cache", work))
+        base = baseline(site, args.jobs, args.baseline_budget)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    failures = []
+    print(f"\n{'run':<9} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'parsed':>7} {'cache hits':>10} "
+          f"{'findings':>9} {'vs libcst':>9}")
+    for r in runs:
+        st = r["stats"]
+        print(f"{r['label']:<9} {r['wall_s']:8.1f} {r['cpu_s']:8.1f} {r['rss_mb']:12.0f} "
+              f"{st.get('files_parsed', '?'):>7} {st.get('cache_hits', '?'):>10} {len(r['fingerprints']):>9} "
+              f"{r['wall_s'] / base['wall_s']:8.2f}x")
+        if not r["ok"]:
+            failures.append(f"{r['label']}: rc={r['rc']} {r['stderr'][-300:]}")
+        target = TARGETS.get(r["label"])
+        if target is not None and r["wall_s"] > target:
+            failures.append(f"{r['label']}: {r['wall_s']:.1f}s > {target:.0f}s target ({r['wall_s'] / target:.1f}x)")
+        if r["rss_mb"] > RSS_TARGET_MB:
+            failures.append(f"{r['label']}: peak RSS {r['rss_mb']:.0f} MB > {RSS_TARGET_MB} MB "
+                            f"({r['rss_mb'] / RSS_TARGET_MB:.1f}x)")
+    print(f"baseline (libcst.parse_module, every .py file, {args.jobs} workers): {base['wall_s']:.1f}s for "
+          f"{base['files']} files / {base['bytes'] / 1e6:.0f} MB" +
+          (f" -- EXTRAPOLATED by bytes from every {base['sample_step']}th file ({base['sampled_files']} files, "
+           f"{base['elapsed_s']:.1f}s)" if base["extrapolated"] else "") +
+          f"; {base['failed']} file(s) libcst could not parse")
+    ref = runs[-1]["fingerprints"] if runs else []
+    for r in runs:
+        if r["ok"] and r["fingerprints"] != ref:
+            failures.append(f"{r['label']}: findings differ from the {runs[-1]['label']} run "
+                            f"({len(r['fingerprints'])} vs {len(ref)})")
+    cold = runs[0]["stats"] if runs else {}
+    skipped = runs[0]["skipped"] if runs else []
+    print(f"cold stats: {json.dumps(cold, sort_keys=True)}")
+    print(f"skipped files (reported once each): {len(skipped)}")
+    for s in skipped[:20]:
+        print(f"  {s.get('path')}: {s.get('reason')}")
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs, "baseline": base, "failures": failures}, indent=1))
+    print("\n" + ("all targets met" if not failures else "NOT MET:\n  " + "\n  ".join(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""Parallel parsing (--jobs) and the summary cache: same report whatever the number of jobs, warm runs parse
+nothing, a corrupt entry is rebuilt, concurrent runs can share one cache directory."""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import compile_lint.parallel as parallel
+from compile_lint.cache import SummaryCache
+from compile_lint.engine import ScanOptions, SummaryLoader, scan
+from compile_lint.parallel import imported_modules
+
+COMPILE_LINT = str(Path(sys.executable).parent / "compile-lint")
+N = 140  # > 2 chunks of parallel.CHUNK_FILES: the pool is really used with --jobs 2
+
+
+def _tree(root: Path, n: int = N) -> Path:
+    """gen/model.py compiles f -> gen.m0.step0 -> ... -> gen.m{n-1} -> subprocess; every module mentions
+    `compile` (a region candidate: parsed ahead), a few are packages, one does not parse."""
+    pkg = root / "gen"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("# compile\n")
+    (pkg / "sub" / "__init__.py").write_text("from . import leaf  # compile\n")
+    (pkg / "sub" / "leaf.py").write_text("import os\n\n\ndef leaf(x):\n    return os.getenv('A')  # compile\n")
+    for i in range(n):
+        nxt = f"from gen.m{i + 1} import step{i + 1}\n" if i + 1 < n else "import subprocess\n"
+        call = f"step{i + 1}(x)" if i + 1 < n else "subprocess.check_output(['nvcc'])"
+        pad = "".join(f"\n\ndef pad{j}(y):\n    return y + {j}\n" for j in range(20))
+        (pkg / f"m{i}.py").write_text(f"# torch.compile helpers\n{nxt}from .sub import leaf\n\n\ndef step{i}(x):\n"
+                                      f"    {call}\n    return x\n{pad}")
+    (pkg / "broken.py").write_text("# compile\ndef f(:\n")
+    (pkg / "model.py").write_text("import torch\nfrom gen.m0 import step0\nfrom gen.sub.leaf import leaf\n\n\n"
+                                  "@torch.compile(fullgraph=True)\ndef f(x):\n    leaf(x)\n    return step0(x)\n")
+    return pkg
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return _tree(tmp_path_factory.mktemp("par") / "src")
+
+
+def _cli(pkg: Path, *args: str, cwd=None) -> subprocess.Popen:
+    cmd = [COMPILE_LINT, "scan", str(pkg), "--no-environment", "-q", "--format", "json", *args]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def _json(p: subprocess.Popen) -> dict:
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return json.loads(out)
+
+
+def test_same_json_whatever_the_number_of_jobs(tree, tmp_path):
+    one = _json(_cli(tree, "--jobs", "1", "--cache-dir", str(tmp_path / "c1")))
+    two = _json(_cli(tree, "--jobs", "2", "--cache-dir", str(tmp_path / "c2")))
+    nocache = _json(_cli(tree, "--jobs", "2", "--no-cache"))
+    assert one == two == nocache
+    assert [f["callee"] for f in one["findings"] if f["severity"] == "error"] == ["subprocess.check_output"]
+    assert one["stats"]["files_parsed"] == N + 5 and one["stats"]["files_skipped"] == 1
+    assert [(Path(s["path"]).name, s["reason"][:12]) for s in one["skipped_files"]] == [("broken.py", "cannot parse")]
+
+
+def test_the_pool_is_used_and_results_come_back(tree, monkeypatch):
+    started = []
+    real = parallel.ProcessPoolExecutor
+
+    def spy(*a, **k):
+        started.append(a[0] if a else k.get("max_workers"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", spy)
+    r = scan(ScanOptions(paths=[tree], use_environment=False, cache_dir=None, jobs=2))
+    assert started == [2]
+    assert r.stats["files_parsed"] == r.stats["modules_indexed"] == N + 5  # model, gen, sub, leaf + m*
+    assert [f.callee for f in r.findings if f.severity == "error"] == ["subprocess.check_output"]
+
+
+def test_warm_run_parses_nothing_and_corrupt_entry_is_rebuilt(tree, tmp_path):
+    cache = tmp_path / "cache"
+    opts = dict(paths=[tree], use_environment=False, cache_dir=cache, jobs=2)
+    cold = scan(ScanOptions(**opts))
+    entries = sorted(cache.rglob("*.pkl"))
+    assert cold.stats["files_parsed"] == len(entries) >= N
+    warm = scan(ScanOptions(**opts))
+    assert warm.stats["files_parsed"] == 0 and warm.stats["cache_hits"] == warm.stats["modules_indexed"]
+    assert [f.fingerprint() for f in warm.findings] == [f.fingerprint() for f in cold.findings]
+    entries[3].write_bytes(b"\x80\x05garbage")
+    entries[7].write_bytes(b"")
+    again = scan(ScanOptions(**opts))
+    assert again.stats["files_parsed"] == 2
+    assert sum("corrupt cache entry" in why for _, why in again.problems) == 2
+    assert [f.fingerprint() for f in again.findings] == [f.fingerprint() for f in cold.findings]
+    assert scan(ScanOptions(**opts)).stats["files_parsed"] == 0  # rebuilt, and trusted again
+    # an edited file is parsed again, and only that one
+    m5 = tree / "m5.py"
+    old = m5.read_text()
+    try:
+        m5.write_text(old + "\n\ndef extra():\n    return 1\n")
+        edited = scan(ScanOptions(**opts))
+        assert edited.stats["files_parsed"] == 1
+    finally:
+        m5.write_text(old)
+
+
+def test_concurrent_runs_share_one_cache_dir(tree, tmp_path):
+    cache = tmp_path / "shared"
+    procs = [_cli(tree, "--jobs", "2", "--cache-dir", str(cache)) for _ in range(3)]
+    docs = [_json(p) for p in procs]
+    assert all(d["findings"] == docs[0]["findings"] for d in docs)
+    assert not [q for q in cache.rglob("*") if q.name.startswith(".tmp")]
+    for e in cache.rglob("*.pkl"):
+        with open(e, "rb") as fh:
+            pickle.load(fh)
+    assert _json(_cli(tree, "--jobs", "2", "--cache-dir", str(cache)))["stats"]["files_parsed"] == 0
+
+
+def test_torch_inside_a_scanned_site_packages_is_not_scanned(tmp_path):
+    site = tmp_path / "site-packages"
+    (site / "torch" / "_inductor").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("def compile(model=None, **kw):\n    return model\n")
+    (site / "torch" / "_inductor" / "__init__.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef internal(x):\n    open('/tmp/x')\n")
+    (site / "app.py").write_text("import subprocess\nimport torch\n\n\n@torch.compile(fullgraph=True)\n"
+                                 "def f(x):\n    subprocess.run(['ls'])\n    return x\n")
+    r = scan(ScanOptions(paths=[site], use_environment=False, cache_dir=None, jobs=1))
+    assert r.stats["files_opaque"] == 2 and r.stats["files_discovered"] == 1
+    assert [(reg.qualname, reg.kind) for reg in r.regions] == [("f", "@torch.compile")]
+    assert [f.callee for f in r.findings if f.severity == "error"] == ["subprocess.run"]
+
+
+def test_preloaded_summary_is_used_only_for_the_same_content(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def a():\n    pass\n")
+    cache = SummaryCache(None)
+    ahead = parallel.index_files(None, [("m", str(f), False)])[0]
+    loader = SummaryLoader(cache)
+    loader.preloaded = {p: (k, s) for p, k, s in ahead}
+    assert "a" in loader("m", f, False).functions and loader.parsed == 0  # counted by the pass itself
+    loader.preloaded = {p: (k, s) for p, k, s in ahead}
+    f.write_text("def b():\n    pass\n")  # changed since it was indexed ahead
+    assert set(loader("m", f, False).functions) == {"<module>", "b"} and loader.parsed == 1
+
+
+def test_imported_modules():
+    src = (b"import os, a.b as c\nfrom . import x\nfrom ..p import (q,\n    r as s)\nfrom .m import *\n"
+           b"    from z import w  # indented\nx = 'import nothing'\n")
+    got = imported_modules(src, "pkg.sub.mod", False)
+    assert got == ["os", "a.b", "pkg.sub", "pkg.sub.x", "pkg.p", "pkg.p.q", "pkg.p.r", "pkg.sub.m", "z", "z.w"]
+    assert imported_modules(b"from . import y\n", "pkg", True) == ["pkg", "pkg.y"]
+    assert imported_modules(b"from .... import y\n", "a.b", False) == []
+
+
+def test_default_jobs_is_the_cores_we_may_use():
+    assert parallel.default_jobs() == len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else True
