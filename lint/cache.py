@@ -10,7 +10,10 @@ at walk time and cached on their own, keyed by interpreter and torch version: ``
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
+import io
 import os
 import pickle
 import tempfile
@@ -49,6 +52,33 @@ class _SummaryUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refused global {module}.{name}")
 
 
+@contextlib.contextmanager
+def _no_gc():
+    """Unpickling a summary creates tens of thousands of containers; with the cyclic GC on, the collections
+    they trigger walk every summary loaded so far: loading 2,500 summaries took 31 s instead of 4.5 s.
+    A summary holds no reference cycle, so nothing is lost by not collecting while one loads."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def dumps(summary: ModuleSummary) -> bytes:
+    return pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(blob: bytes) -> ModuleSummary:
+    """A summary pickled by ``dumps`` (by a parallel indexer's worker), through the same restricted unpickler."""
+    with _no_gc():
+        obj = _SummaryUnpickler(io.BytesIO(blob)).load()
+    if not isinstance(obj, ModuleSummary):
+        raise pickle.UnpicklingError(f"not a summary: {type(obj).__name__}")
+    return obj
+
+
 class SummaryCache:
     def __init__(self, directory: Optional[Path]):
         self.root = Path(directory) if directory else None  # what --cache-dir named (workers reopen it)
@@ -74,7 +104,7 @@ class SummaryCache:
             return None
         p = self._path(key)
         try:
-            with open(p, "rb") as fh:
+            with open(p, "rb") as fh, _no_gc():
                 obj = _SummaryUnpickler(fh).load()
         except FileNotFoundError:
             self.misses += 1
@@ -96,12 +126,23 @@ class SummaryCache:
     def put(self, key: str, summary: ModuleSummary) -> None:
         if self.dir is None:
             return
+        try:
+            blob = dumps(summary)
+        except Exception as e:  # RecursionError from a very deep summary
+            self.problems.append((str(self._path(key)), f"cannot write cache entry: {e}"))
+            return
+        self.put_blob(key, blob)
+
+    def put_blob(self, key: str, blob: bytes) -> None:
+        """Store an entry already pickled (``dumps``): what the parallel indexer's workers do."""
+        if self.dir is None:
+            return
         p = self._path(key)
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(blob)
             os.replace(tmp, p)
         except Exception as e:  # OSError (read-only, disk full); RecursionError from a very deep summary
             self.problems.append((str(p), f"cannot write cache entry: {getattr(e, 'strerror', None) or e}"))

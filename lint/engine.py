@@ -111,8 +111,13 @@ class SummaryLoader:
         key = self.cache.key(data, module, is_package)
         ahead = self.preloaded.pop(str(path), None)
         if ahead is not None and ahead[0] == key:  # indexed (and counted) by the parallel pass
-            ahead[1].path = str(path)
-            return ahead[1]
+            summary = ahead[1]
+            if isinstance(summary, bytes):  # pickled by a worker
+                from .cache import loads
+
+                summary = loads(summary)
+            summary.path = str(path)
+            return summary
         cached = self.cache.get(key)
         if cached is not None:
             cached.path = str(path)

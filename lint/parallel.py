@@ -9,9 +9,10 @@ not split); what is split is the part that does not depend on anything else: tur
    restricted to what the locator maps to a file (never the standard library or torch: those stay external);
 2. keeps the files whose summary is not in the cache (content hash, as ``SummaryCache.key``) -- on a warm run
    that is none, and no worker is started;
-3. indexes them in chunks on a ``ProcessPoolExecutor`` (``spawn``: workers import only the indexer); each
-   worker writes its summaries into the cache (atomic renames, so concurrent runs are safe) and sends them
-   back, so the main process does not read them again.
+3. indexes them in chunks on a ``ProcessPoolExecutor`` (``fork`` on Linux, see ``_mp_context``); each
+   worker writes its summaries into the cache (atomic renames, so concurrent runs are safe) and sends the
+   same pickled bytes back, so the main process does not read them again, and unpickles one only when the
+   walk asks for that module.
 
 The summaries are handed to ``SummaryLoader`` (``preloaded``), which uses one only if the file's content key
 still matches.  The same files are prefetched whatever the number of jobs (``jobs=1`` indexes them in this
@@ -21,11 +22,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from .cache import SummaryCache
+from .cache import SummaryCache, dumps
 from .index import decode_source, index_source
 
 # `import a.b, c as d` / `from .x.y import (p, q as r)`; multi-line parenthesised name lists are followed.
@@ -91,11 +93,13 @@ def _chunks(items: list, sizes: dict) -> list:
     return chunks
 
 
-def index_files(cache_dir: Optional[str], items: list) -> tuple:
-    """Worker task: index ``items`` [(module, path, is_package)], write each into the cache (if any).
+def index_files(cache_dir: Optional[str], items: list, pickled: bool = False) -> tuple:
+    """Index ``items`` [(module, path, is_package)], write each into the cache (if any).
 
-    Returns ([(path, key, summary)], cache problems).  ``index_source`` never raises; an unreadable file is
-    left to the main process (which reports it when, and only if, the walk needs it).
+    Returns ([(path, key, summary)], cache problems); in a worker (``pickled``) each summary comes back as
+    the bytes of its cache entry, unpickled by the loader only if the walk needs the module (and with the
+    cyclic GC off, see ``cache._no_gc``).  ``index_source`` never raises; an unreadable file, or a summary
+    too deep to pickle, is left to the main process (which reports it when, and only if, the walk needs it).
     """
     cache = SummaryCache(Path(cache_dir) if cache_dir else None)
     out = []
@@ -106,9 +110,21 @@ def index_files(cache_dir: Optional[str], items: list) -> tuple:
             continue
         key = cache.key(data, module, is_package)
         summary = index_source(decode_source(data), module, str(path), is_package)
-        cache.put(key, summary)
-        out.append((str(path), key, summary))
+        if not pickled:
+            cache.put(key, summary)
+            out.append((str(path), key, summary))
+            continue
+        try:
+            blob = dumps(summary)
+        except Exception:  # RecursionError: the main process indexes it again, and says why it can't cache it
+            continue
+        cache.put_blob(key, blob)
+        out.append((str(path), key, blob))
     return out, cache.problems
+
+
+def _index_pickled(cache_dir: Optional[str], items: list) -> tuple:
+    return index_files(cache_dir, items, pickled=True)
 
 
 def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 2,
@@ -151,6 +167,17 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
     return index_in_parallel(to_index, cache, jobs, sizes, progress)
 
 
+def _mp_context():
+    """``fork`` where there is one: ``spawn`` and ``forkserver`` re-import the caller's ``__main__`` in every
+    worker, and a script that calls ``scan()`` without an ``if __name__ == "__main__"`` guard would then run
+    its whole scan again in each worker.  The workers only parse and pickle, so the usual hazard of forking
+    a threaded process (a lock held by another thread) does not reach them."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
+
+
 def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Optional[dict] = None,
                       progress: Optional[Callable] = None) -> dict:
     progress = progress or (lambda *a, **k: None)
@@ -165,11 +192,9 @@ def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Option
     done = 0
     results: list = []
     if jobs > 1 and total >= MIN_PARALLEL_FILES and len(chunks) > 1:
-        import multiprocessing
-
         try:
-            with ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=multiprocessing.get_context("spawn")) as pool:
-                for part in pool.map(index_files, [cache_dir] * len(chunks), chunks):
+            with ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_mp_context()) as pool:
+                for part in pool.map(_index_pickled, [cache_dir] * len(chunks), chunks):
                     results.append(part)
                     done += len(part[0])
                     progress("index", done=done, total=total)

@@ -26,7 +26,9 @@ def proj(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("cache"))  # the installed torch's trace rules are probed once
+    from test_faults import warm_cache_dir
+
+    return str(warm_cache_dir(tmp_path_factory.mktemp("cache")))  # the installed torch's trace rules, probed once
 
 
 def _one_error_line(r, *needles):
@@ -71,7 +73,8 @@ def test_bad_flag_values(proj, cache, args, needles):
 def test_missing_path_and_missing_argument(proj, cache):
     _one_error_line(cli(["scan", "no/such/path", "-q"], proj), "no/such/path")
     _one_error_line(cli(["scan"], proj), "PATHS")
-    _one_error_line(cli(["graph", "work", "--from", "f", "--no-environment"], proj), "--from and --to")
+    _one_error_line(cli(["graph", "work", "--from", "f", "--no-environment", "--cache-dir", cache], proj),
+                    "--from and --to")
 
 
 def test_missing_interpreter(proj, cache):

@@ -31,6 +31,28 @@ FIX_NAMES = ("namespace_closure", "build_chain", "compiler_disable")  # 4 files 
 
 
 # ------------------------------------------------------------------------------------------- helpers
+_WARM: dict = {}
+
+
+def warm_cache_dir(dest) -> Path:
+    """A cache directory holding the installed torch's trace rules (probed once per session), so that a CLI
+    run does not import torch again: it reads them from the cache like a user's second run."""
+    import shutil
+    import tempfile
+
+    if "dir" not in _WARM:
+        d = Path(tempfile.mkdtemp(prefix="cl-warm-"))
+        (d / "empty").mkdir()
+        subprocess.run([COMPILE_LINT, "scan", str(d / "empty"), "--cache-dir", str(d / "cache"), "-q",
+                        "--no-environment"], capture_output=True, timeout=300)
+        _WARM["dir"] = d / "cache"
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in _WARM["dir"].glob("trace_rules-*.json"):
+        shutil.copy(f, dest / f.name)
+    return dest
+
+
 def _opts(*paths, **kw):
     kw.setdefault("cache_dir", None)
     kw.setdefault("use_environment", False)
@@ -378,10 +400,11 @@ def test_unreadable_directory_and_file(project, tmp_path):
     (locked / "__init__.py").write_text("import subprocess\nsubprocess.run(['x'])\n")
     secret = project / "pkg" / "secret.py"
     secret.write_text("import torch\n@torch.compile\ndef f(x):\n    return x\n")
+    cache = warm_cache_dir(project.parent / "cache")
     locked.chmod(0)
     secret.chmod(0)
     try:
-        p = _unprivileged(["scan", ".", "--no-cache", "-q", "--format", "json"], project)
+        p = _unprivileged(["scan", ".", "--cache-dir", str(cache), "-q", "--format", "json"], project)
     finally:
         locked.chmod(0o755)
         secret.chmod(0o644)
@@ -400,7 +423,7 @@ def test_unwritable_directory_for_fix_and_cache(tmp_path):
     work = make_project(tmp_path / "proj")
     (work / "pkg/model.py").write_text((work / "pkg/model.py").read_text().replace(", fullgraph=True", ""))
     before = _snapshot(work)
-    (work / ".compile_lint_cache").mkdir()
+    warm_cache_dir(work / ".compile_lint_cache")  # readable, not writable: the trace rules come from it
     for d in (work / "pkg", work / ".compile_lint_cache"):
         d.chmod(0o555)
     try:
@@ -474,10 +497,7 @@ def test_concurrent_runs_share_one_cache(tmp_path):
     """Four processes scan the same tree into the same empty cache at once: identical reports, no problem
     reported, no temp file left, every entry loadable."""
     pkg = _gen_package(tmp_path / "src", 60)
-    cache = tmp_path / "cache"
-    (tmp_path / "empty").mkdir()
-    cmd = [COMPILE_LINT, "scan", str(tmp_path / "empty"), "--cache-dir", str(cache), "--no-environment", "-q"]
-    subprocess.run(cmd, capture_output=True, timeout=300)  # caches the installed torch's trace rules only
+    cache = warm_cache_dir(tmp_path / "cache")  # the installed torch's trace rules only
     assert not _entries(cache)
     cmd = [COMPILE_LINT, "scan", str(pkg), "--cache-dir", str(cache), "--no-environment", "-q", "--format", "json"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
@@ -498,3 +518,17 @@ def test_concurrent_runs_share_one_cache(tmp_path):
     # and a run that finds everything it needs cached
     r = scan(_opts(pkg, cache_dir=cache))
     assert r.stats["cache_hits"] == len(entries) and r.stats["files_parsed"] == 0
+
+
+def test_stats_count_and_list_skipped_files(project):
+    """`--stats`: files that cannot be parsed are counted (files_skipped) and listed with their one-line reason."""
+    (project / "pkg" / "py2.py").write_text("import torch  # torch.compile\nprint 'hello'\n")
+    (project / "pkg" / "nul.py").write_bytes(b"import torch  # torch.compile\nx = 1\x00\n")
+    cache = warm_cache_dir(project.parent / "cache")
+    p = subprocess.run([COMPILE_LINT, "scan", ".", "--stats", "-q", "--no-environment", "--cache-dir", str(cache)],
+                       cwd=project, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "  files_skipped: 2" in p.stdout, p.stdout
+    assert f"  skipped {project / 'pkg' / 'py2.py'}: cannot parse: Missing parentheses" in p.stdout
+    assert f"  skipped {project / 'pkg' / 'nul.py'}: cannot parse: source code string cannot contain null bytes" \
+        in p.stdout

@@ -31,7 +31,7 @@ def _tree(root: Path, n: int = N) -> Path:
     for i in range(n):
         nxt = f"from gen.m{i + 1} import step{i + 1}\n" if i + 1 < n else "import subprocess\n"
         call = f"step{i + 1}(x)" if i + 1 < n else "subprocess.check_output(['nvcc'])"
-        pad = "".join(f"\n\ndef pad{j}(y):\n    return y + {j}\n" for j in range(20))
+        pad = "".join(f"\n\ndef pad{j}(y):\n    return y + {j}\n" for j in range(8))
         (pkg / f"m{i}.py").write_text(f"# torch.compile helpers\n{nxt}from .sub import leaf\n\n\ndef step{i}(x):\n"
                                       f"    {call}\n    return x\n{pad}")
     (pkg / "broken.py").write_text("# compile\ndef f(:\n")
@@ -58,9 +58,10 @@ def _json(p: subprocess.Popen) -> dict:
 
 
 def test_same_json_whatever_the_number_of_jobs(tree, tmp_path):
-    one = _json(_cli(tree, "--jobs", "1", "--cache-dir", str(tmp_path / "c1")))
-    two = _json(_cli(tree, "--jobs", "2", "--cache-dir", str(tmp_path / "c2")))
-    nocache = _json(_cli(tree, "--jobs", "2", "--no-cache"))
+    procs = [_cli(tree, "--jobs", "1", "--cache-dir", str(tmp_path / "c1")),
+             _cli(tree, "--jobs", "2", "--cache-dir", str(tmp_path / "c2")),
+             _cli(tree, "--jobs", "2", "--no-cache")]
+    one, two, nocache = [_json(p) for p in procs]
     assert one == two == nocache
     assert [f["callee"] for f in one["findings"] if f["severity"] == "error"] == ["subprocess.check_output"]
     assert one["stats"]["files_parsed"] == N + 5 and one["stats"]["files_skipped"] == 1

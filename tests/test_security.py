@@ -23,6 +23,7 @@ import pytest
 
 from compile_lint.engine import ScanOptions, scan
 from ecosystem_util import BIN, COMPILE_LINT, git, init_repo, make_project
+from test_faults import warm_cache_dir
 
 
 def _plant(root: Path, marker: Path) -> Path:
@@ -74,7 +75,9 @@ def _run(args, cwd, env=None):
 def test_no_command_imports_or_runs_scanned_code(tmp_path):
     marker = tmp_path / "EXECUTED"
     tree = _plant(tmp_path / "evil", marker)
+    (tree / ".gitignore").write_text(".compile_lint_cache/\n")
     init_repo(tree)
+    warm_cache_dir(tree / ".compile_lint_cache")
     commands = [
         ["scan", "."],
         ["scan", ".", "--format", "json", "--stats"],
@@ -104,6 +107,7 @@ def test_fix_and_fix_pr_run_nothing_of_the_repo(tmp_path):
         "repos:\n- repo: local\n  hooks:\n  - id: evil\n    name: evil\n    language: system\n"
         f"    entry: sh -c 'echo pre-commit-framework >> {marker}'\n    always_run: true\n")
     init_repo(work)
+    warm_cache_dir(work / ".compile_lint_cache")
     hooks_ran = tmp_path / "HOOK-RAN"
     for d in (work / ".git" / "hooks", work / "evil-hooks"):
         d.mkdir(exist_ok=True)
@@ -137,6 +141,7 @@ def test_planted_cache_entries_are_never_unpickled_into_code(tmp_path):
     pre-commit hook) may come with the checkout: a planted entry at the right key is refused and rebuilt."""
     marker = tmp_path / "EXECUTED"
     work = make_project(tmp_path / "work")
+    warm_cache_dir(work / ".compile_lint_cache")
     first = _run(["scan", ".", "-q", "--format", "json"], work)
     entries = sorted((work / ".compile_lint_cache").rglob("*.pkl"))
     assert entries, first.stderr
