@@ -9,8 +9,9 @@
    ``tests/realworld/pypi_fixtures.py``).  Only ``.py`` files and ``*.dist-info/`` are copied (compile-lint
    reads nothing else; the shared libraries would only cost disk), as real copies: the bench edits one file.
 2. Runs ``compile-lint scan SITE --no-environment --format json --stats`` in subprocesses:
-   cold (empty cache), warm (no change), one file edited (a comment appended to a region file; restored
-   after), and ``--no-cache``; for each: wall time, CPU time (the process and its workers), peak RSS (the
+   cold (empty cache), warm (no change), one file edited (a comment appended to a region file: target
+   applies), the same file edited in code (a function added: the summary changes, every region is walked
+   again; reported, no target), both restored after, and ``--no-cache``; for each: wall time, CPU time (the process and its workers), peak RSS (the
    largest process), files parsed, cache hits.
 3. Baseline, measured in the same run on the same number of workers: libcst parsing every file the scan
    discovered.  If that would take longer than ``--baseline-budget`` seconds, a deterministic sample (every
@@ -188,8 +189,13 @@ def main() -> int:
             edit = next(p for p in sorted(site.rglob("*.py")) if b"torch.compile" in p.read_bytes())
         original = edit.read_bytes()
         try:
+            # a comment: the file is re-hashed and re-indexed, its summary is unchanged, the result stands
             edit.write_bytes(original + b"\n# compile-lint bench: one-file edit\n")
             runs.append(run_scan(site, cache, args.jobs, "edit", work))
+            # code: a new (uncalled) function changes the summary, so every region is walked again (from
+            # cached summaries); no target, reported for what it is
+            edit.write_bytes(original + b"\n\ndef _compile_lint_bench_edit():\n    return 1\n")
+            runs.append(run_scan(site, cache, args.jobs, "edit-code", work))
         finally:
             edit.write_bytes(original)
         if not args.skip_nocache:
@@ -200,12 +206,12 @@ def main() -> int:
 
     failures = []
     print(f"\n{'run':<9} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'parsed':>7} {'cache hits':>10} "
-          f"{'findings':>9} {'vs libcst':>9}")
+          f"{'findings':>9} {'vs libcst':>9}  result cache")
     for r in runs:
         st = r["stats"]
-        print(f"{r['label']:<9} {r['wall_s']:8.1f} {r['cpu_s']:8.1f} {r['rss_mb']:12.0f} "
+        print(f"{r['label']:<10}{r['wall_s']:8.1f} {r['cpu_s']:8.1f} {r['rss_mb']:12.0f} "
               f"{st.get('files_parsed', '?'):>7} {st.get('cache_hits', '?'):>10} {len(r['fingerprints']):>9} "
-              f"{r['wall_s'] / base['wall_s']:8.2f}x")
+              f"{r['wall_s'] / base['wall_s']:8.2f}x  {st.get('result_cache', '')}")
         if not r["ok"]:
             failures.append(f"{r['label']}: rc={r['rc']} {r['stderr'][-300:]}")
         target = TARGETS.get(r["label"])

@@ -15,7 +15,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True) -> str:
     if fmt == "json":
-        from .report import to_json
+        from .report import dumps_document, to_json
 
         return to_json(result) + "\n"
     if fmt == "sarif":
@@ -114,13 +114,13 @@ def _finish_library_mode(result, fmt: str, output_file) -> int:
     import json
 
     from . import library
-    from .report import to_json
+    from .report import dumps_document, to_json
 
     rows = library.verdicts(result)
     if fmt == "json":
         doc = json.loads(to_json(result))
         doc["public_api"] = [library.to_dict(v, result.roots) for v in rows]
-        out = json.dumps(doc, indent=2) + "\n"
+        out = dumps_document(doc) + "\n"
     elif fmt == "text":
         out = library.to_text(result)
     else:

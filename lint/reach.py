@@ -80,6 +80,8 @@ class ReachStats:
     unresolved_samples: list = field(default_factory=list)
 
 
+_CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
+
 MAX_CONST_PARAMS = 6
 MAX_CONST_ALTERNATIVES = 4
 
@@ -112,6 +114,7 @@ class Reach:
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
         self._const_memo: dict = {}
+        self._steps_memo: dict = {}
 
     # ----------------------------------------------------------- call-site meaning
     def scope_of(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> Scope:
@@ -362,8 +365,10 @@ class Reach:
     def walk(self, region: Region) -> list:
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
+        variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
         parent: dict = {}
+        prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
         queue: deque = deque()
         for fid, self_cls in region.entries:
             n = Node(fid, self_cls)
@@ -371,31 +376,53 @@ class Reach:
                 parent[n] = None
                 queue.append(n)
         findings: list = []
+        ctx = (parent, prefixes, region, region_ref)
         while queue:
             node = queue.popleft()
             self.stats.functions_walked += 1
-            for act in self.actions(node.fid, node.self_cls, node.consts):
-                if act.kind in ("stop", "unresolved"):
-                    continue
-                if not self._guards_ok(act, node, predicates):
-                    continue
-                if act.kind in ("enter", "cached_property"):
-                    if act.kind == "cached_property":
-                        findings += self._report(ALL_RULES["CL115"], act, node, parent, region, region_ref)
-                    for child in self._enter(act, node, parent, region, region_ref, findings):
-                        if child not in parent:
-                            parent[child] = (node, act)
-                            queue.append(child)
-                    continue
-                findings += self._hazard(act, node, parent, region, region_ref)
+            for step, what, act in self._steps(node, predicates, variant):
+                if step is _CHILD:
+                    if what not in parent:
+                        parent[what] = (node, act)
+                        queue.append(what)
+                elif step is _HAZARD:
+                    findings += self._hazard(act, node, ctx)
+                else:
+                    findings += self._report(ALL_RULES[what], act, node, ctx)
         return findings
 
-    def _enter(self, act: Action, node: Node, parent, region: Region, region_ref, findings: list) -> list:
+    def _steps(self, node: Node, predicates: dict, variant: tuple) -> list:
+        """What visiting ``node`` does, in order: (_CHILD, child node, action), (_HAZARD, None, action) or
+        (_REPORT, rule code, action).  It depends on the node and the region's predicates and fullgraph only,
+        so it is worked out once and shared by every region that reaches the node (432 regions of a
+        site-packages reach the same layers again and again: a million visits, ~60,000 distinct nodes)."""
+        key = (node, variant)
+        steps = self._steps_memo.get(key)
+        if steps is not None:
+            return steps
+        steps = []
+        for act in self.actions(node.fid, node.self_cls, node.consts):
+            if act.kind in ("stop", "unresolved"):
+                continue
+            if not self._guards_ok(act, node, predicates):
+                continue
+            if act.kind in ("enter", "cached_property"):
+                if act.kind == "cached_property":
+                    steps.append((_REPORT, "CL115", act))
+                if "disabled" in act.target.flags and not node.mode.startswith("tracetime"):
+                    steps.append((_REPORT, "CL116", act))
+                steps += [(_CHILD, child, act) for child in self._enter(act, node, fullgraph=variant[1])]
+                continue
+            steps.append((_HAZARD, None, act))
+        self._steps_memo[key] = steps
+        return steps
+
+    def _enter(self, act: Action, node: Node, fullgraph: bool) -> list:
+        """The nodes a call enters (the callee, and the bodies of decorators seen through)."""
         fv: Func = act.target
         if "disabled" in fv.flags and not node.mode.startswith("tracetime"):
-            findings += self._report(ALL_RULES["CL116"], act, node, parent, region, region_ref)
-            if region.fullgraph is not True:
-                return []
+            if not fullgraph:
+                return []  # a graph break at the disable: what lies behind it runs eagerly
             mode = "disabled"
         elif node.mode.startswith("tracetime"):
             mode = node.mode
@@ -439,7 +466,7 @@ class Reach:
         self._const_memo[key] = res
         return res
 
-    def _hazard(self, act: Action, node: Node, parent, region: Region, region_ref) -> list:
+    def _hazard(self, act: Action, node: Node, ctx) -> list:
         rule = ALL_RULES[act.rule]
         if act.kind == "env":
             if node.mode == "cached":
@@ -452,10 +479,11 @@ class Reach:
         detail = ""
         if act.kind == "shape":
             detail = " (receiver type not resolved; matched by method name)"
-        return self._report(rule, act, node, parent, region, region_ref, detail)
+        return self._report(rule, act, node, ctx, detail)
 
     # ------------------------------------------------------------------- report
-    def _report(self, rule, act: Action, node: Node, parent, region: Region, region_ref, detail: str = "") -> list:
+    def _report(self, rule, act: Action, node: Node, ctx, detail: str = "") -> list:
+        parent, prefixes, region, region_ref = ctx
         callee = act.callee
         message = rule.message.format(callee=callee, detail=act.detail or "")
         if rule.code == "CL117":
@@ -486,7 +514,7 @@ class Reach:
             severity = "warning"
         else:
             severity = "note"
-        frames, cached = self._frames(node, act.line, parent)
+        frames, cached = self._frames(node, act.line, parent, prefixes)
         f = self.p.function(node.fid)
         mod = self.p.module(split_id(node.fid)[0])
         return [Finding(
@@ -505,24 +533,38 @@ class Reach:
             else self._fix_point(frames, cached, region),
         )]
 
-    def _frames(self, node: Node, line: int, parent) -> tuple:
+    def _frames(self, node: Node, line: int, parent: dict, prefixes: dict) -> tuple:
+        """The call path from the region to ``line`` in ``node``, and which of its frames are cached loaders.
+
+        A node's path is its parent's path plus one frame, so the paths above each node are kept per walk:
+        a region reporting 300 hazards below one loader builds the frames above it once."""
+        prefix, cached = self._prefix(node, parent, prefixes)
+        return list(prefix) + [self._frame(node, line)], list(cached)
+
+    def _frame(self, node: Node, line: int) -> Frame:
+        mod = self.p.module(split_id(node.fid)[0])
+        f = self.p.function(node.fid)
+        return Frame(mod.path if mod else "", line, f.qualname if f else split_id(node.fid)[1])
+
+    def _prefix(self, node: Node, parent: dict, prefixes: dict) -> tuple:
+        """(frames from the region down to ``node``'s caller, indices of the frames entered through a cached
+        function); iterative, so a deep path cannot exhaust the stack."""
         chain = []
-        cur, cur_line = node, line
-        cached = []
-        while cur is not None:
-            mod = self.p.module(split_id(cur.fid)[0])
-            f = self.p.function(cur.fid)
-            chain.append(Frame(mod.path if mod else "", cur_line, f.qualname if f else split_id(cur.fid)[1]))
+        cur = node
+        while cur not in prefixes:
             link = parent.get(cur)
             if link is None:
+                prefixes[cur] = ((), ())
                 break
-            prev, act = link
+            chain.append(cur)
+            cur = link[0]
+        for n in reversed(chain):
+            prev, act = parent[n]
+            frames, cached = prefixes[prev]
             if act.target is not None and "cached" in getattr(act.target, "flags", ()):
-                cached.append(len(chain) - 1)
-            cur, cur_line = prev, act.line
-        chain.reverse()
-        cached = [len(chain) - 1 - i for i in cached]
-        return chain, cached
+                cached = cached + (len(frames) + 1,)  # n's own frame: it was entered as a cached loader
+            prefixes[n] = (frames + (self._frame(prev, act.line),), cached)
+        return prefixes[node]
 
     def _fix_point(self, frames, cached_idx, region: Region) -> str:
         if cached_idx:

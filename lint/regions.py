@@ -76,6 +76,12 @@ class RegionFinder:
         self.model_filter = tuple(models)  # --model: restrict registry fallbacks to these classes
         self.unresolved: list = []  # (path, line, why)
         self._registry_memo: dict = {}
+        # A call site can make a region only if its callee's spelling, or the definition of the name it calls,
+        # says so (`torch.compile`, `c = torch.compile; c(f)`, `from .x import install_torch_compiled`): the
+        # other ~95% of call sites in a region-candidate file are never evaluated (see `_may_make_region`).
+        self.marker_words = tuple(sorted({"compile", "optimize", "_dynamo"} | {
+            m.callee.rsplit(".", 1)[-1] for m in framework_models}))
+        self._marker_name_memo: dict = {}
 
     # -------------------------------------------------------------------- helpers
     def _fullgraph(self, kwargs, keyword: Optional[str], default: Optional[bool], scope: Scope) -> Optional[bool]:
@@ -155,11 +161,57 @@ class RegionFinder:
             for d in f.decorators:
                 regions += self._from_decorator(d, f, fid, m.path, dscope)
             for site in f.calls:
-                regions += self._from_call(site, m.path, scope)
+                if self._may_make_region(site.func, module_name, f):
+                    regions += self._from_call(site, m.path, scope)
         for qual, c in m.classes.items():
             for d in c.decorators:
                 regions += self._from_class_decorator(d, c, f"{module_name}:{qual}", m.path, Scope(module_name))
         return regions
+
+    # ------------------------------------------------------------- call-site pre-filter
+    def _may_make_region(self, func, module_name: str, f) -> bool:
+        """Could evaluating this callee give a compile function or a framework wrapper?
+
+        Syntactic and conservative: the callee expression mentions a marker word, or calls a name whose local
+        or module-level definition does (followed through imports of region-candidate modules).  Evaluating
+        every call site of every candidate file took 90 of 110 s on a whole site-packages.
+        """
+        if _mentions(func, self.marker_words):
+            return True
+        head = func
+        while head[0] in ("attr", "call", "sub"):
+            head = head[1]
+        if head[0] != "name":
+            return False
+        name = head[1]
+        for expr in (f.locals.get(name, ()) if f is not None else ()):
+            if _mentions(expr, self.marker_words) or (
+                    expr[0] == "name" and expr[1] != name and self._marker_name(module_name, expr[1])):
+                return True
+        return self._marker_name(module_name, name)
+
+    def _marker_name(self, module_name: str, name: str) -> bool:
+        """Is this module-level name bound to something that mentions a marker word (aliases followed)?"""
+        key = (module_name, name)
+        if key in self._marker_name_memo:
+            return self._marker_name_memo[key]
+        self._marker_name_memo[key] = False  # cycles: `a = b; b = a`
+        m = self.p.module(module_name)
+        found = False
+        for b in (m.bindings.get(name, ()) if m is not None else ()):
+            if b.kind == "import":
+                src, attr = b.value[0], b.value[1]
+                if _mentions(b.value, self.marker_words):
+                    found = True
+                elif attr is not None and src:
+                    found = self._marker_name(src, attr)  # `from .utils import my_compile`
+            elif b.kind == "assign":
+                found = _mentions(b.value, self.marker_words) or (
+                    b.value[0] == "name" and self._marker_name(module_name, b.value[1]))
+            if found:
+                break
+        self._marker_name_memo[key] = found
+        return found
 
     def _from_decorator(self, d, f, fid: str, path: str, scope: Scope) -> list:
         head = d[1] if d[0] == "call" else d
@@ -242,9 +294,8 @@ class RegionFinder:
         if key in self._registry_memo:
             return self._registry_memo[key]
         out = []
-        needle = binding.encode()
-        for mname, fpath, _ in self.p.locator.package_files(prefix.split(".")[0]):
-            if not (mname == prefix or mname.startswith(prefix + ".")) or not self.p.file_mentions(fpath, needle):
+        for mname, fpath, _ in self.p.files_mentioning(prefix.split(".")[0], binding.encode()):
+            if not (mname == prefix or mname.startswith(prefix + ".")):
                 continue
             m = self.p.module(mname)
             if m is None or binding not in m.bindings:
@@ -367,3 +418,16 @@ def _expr_text(e) -> str:
     if e[0] == "call":
         return f"{_expr_text(e[1])}(...)"
     return "<expr>"
+
+
+def _mentions(expr, words: tuple) -> bool:
+    """Does any identifier or string constant in the expression contain one of the words?"""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, str):
+            if any(w in e for w in words):
+                return True
+        elif isinstance(e, tuple):
+            stack.extend(e)
+    return False

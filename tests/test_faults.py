@@ -439,7 +439,8 @@ def test_unwritable_directory_for_fix_and_cache(tmp_path):
 
 # ------------------------------------------------------------------------------------------- the cache
 def _entries(cache: Path) -> list:
-    return sorted(cache.rglob("*.pkl"))
+    """The summary cache's entries (not the result cache's, lint/resultcache.py)."""
+    return sorted((cache / "summaries").rglob("*.pkl"))
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong-type", "directory"])

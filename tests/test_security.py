@@ -154,24 +154,37 @@ def test_planted_cache_entries_are_never_unpickled_into_code(tmp_path):
     assert [f["fingerprint"] for f in b["findings"]] == [f["fingerprint"] for f in a["findings"]]
     assert b["stats"]["cache_hits"] == 0
     reasons = [s["reason"] for s in b["skipped_files"]]
-    assert reasons and all("corrupt cache entry, rebuilt" in r for r in reasons), reasons
+    assert reasons and all("corrupt cache entry, rebuilt" in r or "corrupt result cache entry, rescanned" in r
+                           for r in reasons), reasons
+    # the result cache's entry (lint/resultcache.py) was planted too, and refused the same way
+    assert any("result cache" in r for r in reasons), reasons
+    assert b["stats"]["result_cache"] == "miss"
     from compile_lint.cache import SummaryCache, _SummaryUnpickler
     from compile_lint.summary import ModuleSummary
 
-    for e in entries:  # rebuilt: real summaries again
+    from compile_lint.resultcache import Manifest, loads_result
+
+    for e in entries:  # rebuilt: real summaries (and a real result) again
+        if e.parent.name == "results":
+            manifest, result = loads_result(e.read_bytes())
+            assert isinstance(manifest, Manifest) and result.findings is not None
+            continue
         with open(e, "rb") as fh:
             assert isinstance(_SummaryUnpickler(fh).load(), ModuleSummary)
     assert SummaryCache  # the class that reads them
 
 
-@pytest.mark.parametrize("payload", ["os.system", "builtins.eval", "subprocess.Popen", "compile_lint.engine.scan"])
-def test_the_cache_unpickler_refuses_every_other_global(payload):
+@pytest.mark.parametrize("payload", ["os.system", "builtins.eval", "subprocess.Popen", "compile_lint.engine.scan",
+                                     "compile_lint.engine.ScanOptions", "compile_lint.engine.SummaryLoader"])
+@pytest.mark.parametrize("which", ["summaries", "results"])
+def test_the_cache_unpicklers_refuse_every_other_global(payload, which):
     from compile_lint.cache import _SummaryUnpickler
+    from compile_lint.resultcache import loads_result
 
     mod, name = payload.rsplit(".", 1)
     data = b"\x80\x04c" + mod.encode() + b"\n" + name.encode() + b"\n."  # PROTO 4, GLOBAL mod name, STOP
     with pytest.raises(pickle.UnpicklingError, match="refused global"):
-        _SummaryUnpickler(io.BytesIO(data)).load()
+        _SummaryUnpickler(io.BytesIO(data)).load() if which == "summaries" else loads_result(data)
 
 
 # ------------------------------------------------------------------------------------------- symlinks out

@@ -1,0 +1,222 @@
+"""The result cache: a scan whose inputs did not change is answered without indexing or walking anything.
+
+The summary cache (``cache.py``) saves the parse; this one saves the walk.  One entry per set of scan options
+(``options_key``): the scan's result plus a manifest of everything it read --
+
+- every discovered file (the file *set* must match: a new or deleted file means a new scan), with its size,
+  mtime and content key (the summary cache's key);
+- every module the walk loaded from outside the scanned paths (the environment, ``--search-path``), likewise;
+- the modification times of the directories that imports were resolved in (a module that appears there
+  later could shadow or satisfy an import).
+
+A file whose size and mtime are unchanged is taken as unchanged (as git and ruff do).  One whose stat changed
+is hashed; one whose content changed is re-indexed, and the result is still valid if its summary is the
+same as before (a comment or whitespace edit: everything the analysis reads of a file is in its summary).
+Anything else -- a new file, a changed summary, changed options, another analyzer or torch -- is a miss, and
+the caller scans.  Entries are written to a temporary file and renamed, so concurrent runs see a whole entry
+or none; a corrupt entry is a miss, never trusted (the same restricted unpickler as summaries).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .cache import CACHE_TAG, SummaryCache, _no_gc
+from .index import decode_source, index_source
+
+RESULT_FORMAT = 1
+
+
+def _analyzer_fingerprint() -> str:
+    """Every source file of the installed analyzer: a changed rule or resolver never reads an old result."""
+    h = hashlib.blake2b(digest_size=8)
+    pkg = Path(__file__).resolve().parent
+    for p in sorted(pkg.rglob("*.py")) + sorted(pkg.rglob("*.json")):
+        try:
+            h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest()
+
+
+_FINGERPRINT: Optional[str] = None
+
+
+def analyzer_fingerprint() -> str:
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        _FINGERPRINT = _analyzer_fingerprint()
+    return _FINGERPRINT
+
+
+@dataclass
+class FileRecord:
+    module: str
+    is_package: bool
+    size: int
+    mtime_ns: int
+    key: str  # SummaryCache.key of the content
+
+
+@dataclass
+class Manifest:
+    files: dict = field(default_factory=dict)  # str(path) -> FileRecord (discovered + loaded from outside)
+    scanned: frozenset = frozenset()  # str(path) of every discovered file
+    dirs: dict = field(default_factory=dict)  # str(dir) -> mtime_ns
+
+
+class _ResultUnpickler(pickle.Unpickler):
+    """Only the analyzer's own plain-data classes; anything else makes the entry corrupt (a miss)."""
+
+    ALLOWED = frozenset({("compile_lint.findings", "Finding"), ("compile_lint.findings", "Frame"),
+                         ("compile_lint.findings", "RegionRef"), ("compile_lint.regions", "Region"),
+                         ("compile_lint.resultcache", "Manifest"), ("compile_lint.resultcache", "FileRecord"),
+                         ("compile_lint.engine", "ScanResult")})
+    SAFE_BUILTINS = frozenset({"frozenset", "set", "slice", "range", "complex"})
+
+    def find_class(self, module, name):
+        if (module, name) in self.ALLOWED or (module == "builtins" and name in self.SAFE_BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused global {module}.{name}")
+
+
+def _analysis_view(summary, path: str):
+    """What the analysis reads of a summary, to compare by value (pickled bytes are not canonical: shared
+    strings pickle as back-references).  The ``<module>`` pseudo-function's end line is the file's length:
+    nothing but the fixers (which re-read the source) looks at it, and a comment appended to a file changes
+    only that."""
+    summary.path = path
+    top = summary.functions.get("<module>")
+    if top is not None:
+        top.end_line = 0
+    return summary
+
+
+def options_key(parts: tuple) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    h.update(repr((RESULT_FORMAT, CACHE_TAG, analyzer_fingerprint()) + tuple(parts)).encode())
+    return h.hexdigest()
+
+
+def _stat(path: str):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+class ResultCache:
+    def __init__(self, summaries: SummaryCache, key: str):
+        self.summaries = summaries
+        self.path = summaries.root / "results" / f"{key}.pkl" if summaries.root else None
+        self.problems: list = []
+        self.reindexed = 0  # files re-indexed to check an edit (a hit may still parse a few)
+
+    # ------------------------------------------------------------------ read
+    def load(self, all_paths: frozenset):
+        """The cached result if nothing it depends on changed, else None.  ``all_paths``: every file this
+        run discovered."""
+        if self.path is None:
+            return None
+        try:
+            with open(self.path, "rb") as fh, _no_gc():
+                manifest, result = _ResultUnpickler(fh).load()
+        except FileNotFoundError:
+            return None
+        except Exception as e:  # corrupt, truncated, or planted: a miss, and the entry is rebuilt
+            self.problems.append((str(self.path), f"corrupt result cache entry, rescanned ({type(e).__name__})"))
+            return None
+        if not isinstance(manifest, Manifest):
+            return None
+        if all_paths != manifest.scanned:
+            return None
+        for d, mtime in manifest.dirs.items():
+            st = _stat(d)
+            if st is None or st[1] != mtime:
+                return None
+        changed = False
+        for path, rec in manifest.files.items():
+            st = _stat(path)
+            if st == (rec.size, rec.mtime_ns):
+                continue
+            new = self._unchanged_summary(path, rec)
+            if new is None:
+                return None
+            manifest.files[path] = new
+            changed = True
+        if changed:  # remember the new stats, so the next run is a plain hit
+            self._write(manifest, result)
+        return result
+
+    def _unchanged_summary(self, path: str, rec: FileRecord) -> Optional[FileRecord]:
+        """A FileRecord for the file as it is now, if what the analysis reads of it is unchanged."""
+        try:
+            data = Path(path).read_bytes()
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = self.summaries.key(data, rec.module, rec.is_package)
+        now = FileRecord(rec.module, rec.is_package, st.st_size, st.st_mtime_ns, key)
+        if key == rec.key:
+            return now  # touched, not changed
+        old = self.summaries.get(rec.key)
+        if old is None:
+            return None  # never indexed (not loaded by the scan), or evicted: cannot tell, so rescan
+        new = self.summaries.get(key)
+        if new is None:
+            new = index_source(decode_source(data), rec.module, path, rec.is_package)
+            self.reindexed += 1
+            self.summaries.put(key, new)
+        return now if _analysis_view(old, path) == _analysis_view(new, path) else None
+
+    # ----------------------------------------------------------------- write
+    def store(self, result, all_paths: frozenset, discovered: list, loaded: list, dirs: list) -> None:
+        """``discovered``/``loaded``: (module, path, is_package) of the scanned files / of modules read from
+        outside the scanned paths."""
+        if self.path is None:
+            return
+        manifest = Manifest(scanned=all_paths)
+        for module, path, is_package in list(discovered) + list(loaded):
+            try:
+                data = Path(path).read_bytes()
+                st = os.stat(path)
+            except OSError:
+                return  # a file vanished during the scan: do not cache a result nobody can check
+            manifest.files[str(path)] = FileRecord(module, is_package, st.st_size, st.st_mtime_ns,
+                                                   self.summaries.key(data, module, is_package))
+        for d in sorted(set(map(str, dirs))):
+            st = _stat(d)
+            if st is not None:
+                manifest.dirs[d] = st[1]
+        self._write(manifest, result)
+
+    def _write(self, manifest: Manifest, result) -> None:
+        try:
+            blob = pickle.dumps((manifest, result), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
+            self.problems.append((str(self.path), f"cannot write result cache entry: {e}"))
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, self.path)
+        except OSError as e:
+            self.problems.append((str(self.path), f"cannot write result cache entry: {e.strerror or e}"))
+            try:
+                os.unlink(tmp)  # noqa: F821 - only bound when mkstemp succeeded
+            except (OSError, NameError):
+                pass
+
+
+def loads_result(blob: bytes):
+    """An entry's (manifest, result), through the restricted unpickler."""
+    return _ResultUnpickler(io.BytesIO(blob)).load()

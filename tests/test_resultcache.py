@@ -1,0 +1,198 @@
+"""The result cache (lint/resultcache.py): a scan whose inputs did not change is answered without a walk, and
+every kind of change that could alter the result makes it scan again."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+
+from ecosystem_util import COMPILE_LINT, make_project
+
+
+def _scan(root: Path, cache: Path, **kw):
+    opts = dict(paths=[root / "pkg"], use_environment=False, cache_dir=cache, use_result_cache=True,
+                use_installed_torch=False)
+    opts.update(kw)
+    return scan(ScanOptions(**opts))
+
+
+def _facts(result) -> list:
+    return [(f.rule, Path(f.path).name, f.line, [fr.qualname for fr in f.trace]) for f in result.findings]
+
+
+def _bump_mtime(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path / "proj")
+
+
+def test_unchanged_tree_is_a_hit_with_the_same_findings(project, tmp_path):
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    assert first.stats["result_cache"] == "miss" and first.stats["files_parsed"] >= 2
+    assert [f[0] for f in _facts(first)] == ["CL101"]
+    second = _scan(project, cache)
+    assert second.stats["result_cache"] == "hit"
+    assert second.stats["files_parsed"] == 0 and second.program is None
+    assert _facts(second) == _facts(first)
+
+
+def test_a_touched_file_is_still_a_hit(project, tmp_path):
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    _bump_mtime(project / "pkg" / "helpers.py")
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "hit" and again.stats["files_parsed"] == 0
+    assert _facts(again) == _facts(first)
+
+
+def test_a_comment_edit_reindexes_one_file_and_keeps_the_result(project, tmp_path):
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# a comment changes no summary\n")
+    _bump_mtime(helpers)
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "hit" and again.stats["files_parsed"] == 1
+    assert _facts(again) == _facts(first)
+    # the manifest learnt the new stat: the next run parses nothing
+    assert _scan(project, cache).stats["files_parsed"] == 0
+
+
+def test_a_code_edit_rescans_and_reports_the_new_hazard(project, tmp_path):
+    cache = tmp_path / "cache"
+    _scan(project, cache)
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("    return x\n", "    import os\n    os.path.exists('/x')\n"
+                                                                        "    return x\n"))
+    _bump_mtime(helpers)
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    assert sorted(f[0] for f in _facts(again)) == ["CL101", "CL102"]
+
+
+def test_an_edit_that_only_moves_lines_rescans(project, tmp_path):
+    """Line numbers are in the report: a blank line above the hazard moves it, so the summary changes."""
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text("\n" + helpers.read_text())
+    _bump_mtime(helpers)
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    assert [f[2] for f in _facts(again)] == [f[2] + 1 for f in _facts(first)]
+
+
+@pytest.mark.parametrize("change", ["new file", "deleted file"])
+def test_a_new_or_deleted_file_rescans(project, tmp_path, change):
+    cache = tmp_path / "cache"
+    _scan(project, cache)
+    if change == "new file":
+        (project / "pkg" / "extra.py").write_text("import torch\n\n\n@torch.compile\ndef g(x):\n    print(x)\n"
+                                                  "    return x\n")
+    else:
+        (project / "pkg" / "__init__.py").unlink()
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    if change == "new file":
+        assert "CL108" in [f[0] for f in _facts(again)]
+
+
+def test_other_options_do_not_share_an_entry(project, tmp_path):
+    cache = tmp_path / "cache"
+    _scan(project, cache)
+    other = _scan(project, cache, ignore=["CL101"])
+    assert other.stats["result_cache"] == "miss" and not other.findings
+    assert _scan(project, cache).stats["result_cache"] == "hit"  # the first entry is still there
+
+
+def test_a_change_outside_the_scanned_paths_rescans(tmp_path):
+    """A module the walk loaded from the search path is part of the result: editing it is a miss."""
+    lib = tmp_path / "lib"
+    (lib / "helperlib").mkdir(parents=True)
+    (lib / "helperlib" / "__init__.py").write_text("def work(x):\n    return x\n")
+    app = tmp_path / "app"
+    (app / "pkg").mkdir(parents=True)
+    (app / "pkg" / "__init__.py").write_text("")
+    (app / "pkg" / "model.py").write_text("import torch\nfrom helperlib import work\n\n\n"
+                                          "@torch.compile(fullgraph=True)\ndef f(x):\n    return work(x)\n")
+    cache = tmp_path / "cache"
+    first = _scan(app, cache, search_path=[lib])
+    assert not first.findings
+    assert _scan(app, cache, search_path=[lib]).stats["result_cache"] == "hit"
+    init = lib / "helperlib" / "__init__.py"
+    init.write_text("import subprocess\n\n\ndef work(x):\n    subprocess.run(['nvcc'])\n    return x\n")
+    _bump_mtime(init)
+    again = _scan(app, cache, search_path=[lib])
+    assert again.stats["result_cache"] == "miss"
+    assert [f[0] for f in _facts(again)] == ["CL101"]
+
+
+def test_a_corrupt_entry_is_a_miss_and_is_rebuilt(project, tmp_path):
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    (entry,) = (cache / "results").glob("*.pkl")
+    entry.write_bytes(b"\x80\x04not a pickle")
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    assert any("corrupt result cache entry" in why for _, why in again.problems)
+    assert _facts(again) == _facts(first)
+    assert _scan(project, cache).stats["result_cache"] == "hit"
+
+
+def test_the_cli_answers_a_second_scan_from_the_result_cache(project, tmp_path):
+    """`compile-lint scan` uses the result cache; `--fix` / `--diff` do not (they need the program)."""
+    cmd = [COMPILE_LINT, "scan", str(project / "pkg"), "--no-environment", "--cache-dir", str(tmp_path / "c"),
+           "--format", "json", "-q"]
+    runs = [subprocess.run(cmd, capture_output=True, text=True, timeout=300) for _ in range(2)]
+    import json
+
+    docs = [json.loads(r.stdout) for r in runs]
+    assert [d["stats"]["result_cache"] for d in docs] == ["miss", "hit"]
+    assert docs[0]["findings"] == docs[1]["findings"]
+    diff = subprocess.run(cmd[:-3] + ["--diff", "-q"], capture_output=True, text=True, timeout=300)
+    assert "compile_lint" in diff.stdout or "torch.library" in diff.stdout or diff.returncode in (0, 1), diff.stderr
+    assert "Traceback" not in diff.stderr
+
+
+def test_results_are_the_same_whatever_the_hash_seed(project, tmp_path):
+    """The console script pins PYTHONHASHSEED (lint/cli.py: entry): a run under another seed re-executes."""
+    cmd = [COMPILE_LINT, "scan", str(project / "pkg"), "--no-environment", "--no-cache", "--format", "json", "-q"]
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.append(subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env))
+    assert outs[0].returncode == outs[1].returncode == 1, outs[0].stderr
+    assert outs[0].stdout == outs[1].stdout
+
+
+def test_the_console_script_reexecutes_with_a_pinned_seed_and_a_safe_path(monkeypatch):
+    import compile_lint.cli as cli
+
+    calls = []
+
+    def fake_execve(exe, argv, env):
+        calls.append((exe, argv, env))
+        raise OSError("stop here")  # entry() then runs main itself: make that a no-op
+
+    monkeypatch.setattr(os, "execve", fake_execve)
+    monkeypatch.setattr(cli, "main", lambda **kw: None)
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    monkeypatch.delenv("COMPILE_LINT_NO_REEXEC", raising=False)
+    monkeypatch.setattr("sys.argv", ["compile-lint", "scan", "x"])
+    cli.entry()
+    (exe, argv, env), = calls
+    assert env["PYTHONHASHSEED"] == "0" and argv[-2:] == ["scan", "x"]
+    assert argv[1] == "-c" and argv[2].startswith("import sys; del sys.path[0];")  # the cwd never shadows
+    calls.clear()
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    cli.entry()
+    assert not calls  # already pinned: no second exec
