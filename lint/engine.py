@@ -243,7 +243,7 @@ def _scan(options: ScanOptions) -> ScanResult:
                             f"search path)")
         regions.append(r)
 
-    reach = Reach(program, trace_rules)
+    reach = Reach(program, trace_rules, import_roots=search_path)
     raw: list = []
     first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
     for i, r in enumerate(regions):

@@ -106,9 +106,12 @@ def module_of(name: str) -> str:
 
 
 class Reach:
-    def __init__(self, program: Program, trace_rules=None):
+    def __init__(self, program: Program, trace_rules=None, import_roots=()):
         self.p = program
         self.trace_rules = trace_rules
+        # "/"-terminated, longest first: a file's top-level package is the first name under its root
+        self.import_roots = tuple(sorted({str(r).replace("\\", "/").rstrip("/") + "/" for r in import_roots},
+                                         key=len, reverse=True))
         self.stats = ReachStats()
         self._actions: dict = {}
         self._guard_memo: dict = {}
@@ -569,16 +572,23 @@ class Reach:
     def _fix_point(self, frames, cached_idx, region: Region) -> str:
         if cached_idx:
             return frames[min(cached_idx)].qualname
-        region_top = _top_package(region.path)
+        region_top = _top_package(region.path, self.import_roots)
         for fr in frames:
-            if _top_package(fr.path) != region_top:
+            if _top_package(fr.path, self.import_roots) != region_top:
                 return fr.qualname
         return frames[-1].qualname if frames else ""
 
 
-def _top_package(path: str) -> str:
-    # the directory right under the nearest import root is the best cheap proxy for "the same package"
-    parts = path.replace("\\", "/").split("/")
+def _top_package(path: str, import_roots: tuple = ()) -> str:
+    """The top-level package a file belongs to: the first name under its import root (a scanned checkout's
+    root, a site-packages), else the directory right under a site-packages.  (Without the import roots a
+    checkout's files each looked like their own package, and every region became its own fix point: 65,014
+    findings instead of 2,853 on a plain sglang + flashinfer tree.)"""
+    norm = path.replace("\\", "/")
+    for root in import_roots:
+        if norm.startswith(root):
+            return norm[len(root):].split("/", 1)[0]
+    parts = norm.split("/")
     for i, p in enumerate(parts):
         if p in ("site-packages", "dist-packages"):
             return parts[i + 1] if i + 1 < len(parts) else p

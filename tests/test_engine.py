@@ -145,3 +145,47 @@ def test_python_option_reads_the_target_interpreters_sys_path(tmp_path):
 
     with pytest.raises(ScanError, match="cannot read sys.path"):
         scan(ScanOptions(paths=[proj], python=str(tmp_path / "no-such-python")))
+
+
+def test_fix_point_is_the_first_function_outside_the_region_package_in_a_checkout(tmp_path):
+    """A checkout (not a site-packages): two models compiled by a runner in another directory of the same
+    package reach one library hazard.  The fix point is the library's function, so the two regions share one
+    finding (before import roots were used, each directory counted as its own package and every region was
+    its own fix point: 65,014 findings instead of 2,853 on sglang + flashinfer)."""
+    root = write(tmp_path / "checkout", {
+        "app/__init__.py": "",
+        "app/models/__init__.py": "",
+        "app/models/a.py": """
+            import torch
+            from jitlib.build import load
+            class A(torch.nn.Module):
+                def forward(self, x):
+                    return load()(x)
+            """,
+        "app/models/b.py": """
+            import torch
+            from jitlib.build import load
+            class B(torch.nn.Module):
+                def forward(self, x):
+                    return load()(x)
+            """,
+        "app/runner/__init__.py": "",
+        "app/runner/compile.py": """
+            import torch
+            from app.models.a import A
+            from app.models.b import B
+            ca = torch.compile(A(), fullgraph=True)
+            cb = torch.compile(B(), fullgraph=True)
+            """,
+        "jitlib/__init__.py": "",
+        "jitlib/build.py": """
+            import subprocess
+            def load():
+                subprocess.check_output(["nvcc", "--version"])
+                return lambda x: x
+            """,
+    })
+    r = scan(ScanOptions(paths=[root], use_environment=False, use_installed_torch=False))
+    errors = [f for f in r.findings if f.rule == "CL101"]
+    assert len(errors) == 1, [(f.fix_point, f.region.qualname) for f in errors]
+    assert errors[0].fix_point == "load" and errors[0].regions_reaching == 2
