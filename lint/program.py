@@ -145,7 +145,6 @@ class Scope:
         k = self.__dict__.get("_key")
         if k is None:
             k = (self.module, self.func_id, self.self_cls, _freeze(self.bindings), _freeze(self.closure))
-            k = _SCOPE_KEYS.setdefault(k, k)  # one key object per distinct scope: memo keys share it
             self.__dict__["_key"] = k
         return k
 
@@ -160,7 +159,6 @@ class Scope:
 
 _IDENT_RE = __import__("re").compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _MISS = object()
-_SCOPE_KEYS: dict = {}
 _IN_PROGRESS = object()
 
 
@@ -215,9 +213,6 @@ class Program:
         self._mro_memo: dict = {}
         self._active: set = set()
         self._subclass_memo: dict = {}
-        self._value_sets: dict = {}  # interned value sets (eval)
-        self._const_sets: dict = {}  # (type, value) -> {Const(value)}
-        _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
         self.env_removed: set = set()
@@ -508,12 +503,6 @@ class Program:
         # One memo entry per (expression, scope); _IN_PROGRESS marks an evaluation under way, so a value
         # that depends on itself (`x = f(x)`) is empty there.  Hashing a nested-tuple key is the resolver's
         # hottest operation: this does it three times per evaluation, not six.
-        if expr[0] == "const":  # a fifth of all evaluations: the same in every scope, so memoised by itself
-            ckey = (type(expr[1]), expr[1])  # 1 == True, but not here
-            hit = self._const_sets.get(ckey)
-            if hit is None:
-                hit = self._const_sets[ckey] = frozenset({Const(expr[1])})
-            return hit
         key = (expr, scope.key())
         memo = self._eval_memo
         hit = memo.get(key, _MISS)
@@ -527,9 +516,6 @@ class Program:
         except BaseException:
             del memo[key]
             raise
-        # value sets repeat endlessly ({Unknown}, {Const(None)}, {Instance(C)}): keep one object per distinct
-        # set, or four million memo entries hold four million copies (frozensets cache their hash: cheap)
-        res = self._value_sets.setdefault(res, res)
         memo[key] = res
         return res
 
