@@ -274,10 +274,11 @@ class Program:
             paths = {str(p) for _, (p, _) in self.locator.scanned.items()}
             unscanned = self._mention_index[top] = _MentionIndex(
                 [e for e in self.locator.package_files(top) if str(e[1]) not in paths])
-        inside = [e for e in scanned.files_with(needle) if e[0] == top or e[0].startswith(top + ".")]
-        out = inside + unscanned.files_with(needle)
+        hits = scanned.files_with(needle)
+        in_top = [e[0] == top or e[0].startswith(top + ".") for e in hits]
+        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle)
         if outside_too:
-            out += [e for e in scanned.files_with(needle) if not (e[0] == top or e[0].startswith(top + "."))]
+            out += [e for e, t in zip(hits, in_top) if not t]
         return out
 
     # ------------------------------------------------------------------ modules

@@ -412,7 +412,7 @@ class Reach:
             if act.kind in ("enter", "cached_property"):
                 if act.kind == "cached_property":
                     steps.append((_REPORT, "CL115", act))
-                if "disabled" in act.target.flags and not node.mode.startswith("tracetime"):
+                if _breaks_at_disable(act.target, node):
                     steps.append((_REPORT, "CL116", act))
                 steps += [(_CHILD, child, act) for child in self._enter(act, node, fullgraph=variant[1])]
                 continue
@@ -423,7 +423,7 @@ class Reach:
     def _enter(self, act: Action, node: Node, fullgraph: bool) -> list:
         """The nodes a call enters (the callee, and the bodies of decorators seen through)."""
         fv: Func = act.target
-        if "disabled" in fv.flags and not node.mode.startswith("tracetime"):
+        if _breaks_at_disable(fv, node):
             if not fullgraph:
                 return []  # a graph break at the disable: what lies behind it runs eagerly
             mode = "disabled"
@@ -577,6 +577,11 @@ class Reach:
             if _top_package(fr.path, self.import_roots) != region_top:
                 return fr.qualname
         return frames[-1].qualname if frames else ""
+
+
+def _breaks_at_disable(fv: Func, node: Node) -> bool:
+    """A call into a ``torch.compiler.disable``d function from traced code (at trace time it simply runs)."""
+    return "disabled" in fv.flags and not node.mode.startswith("tracetime")
 
 
 def _top_package(path: str, import_roots: tuple = ()) -> str:
