@@ -108,7 +108,7 @@ _scan_params = [
     click.option("--entry", multiple=True, metavar="MODULE:QUALNAME", help="Extra compiled region (fullgraph)."),
     click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes / prefixes (CL1,CL201)."),
     click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes / prefixes."),
-    click.option("--cache-dir", default=".compile_lint_cache", show_default=True, help="Summary cache directory."),
+    click.option("--cache-dir", default=".compile_lint_cache", show_default=True, help="Cache directory (file summaries and scan results)."),
     click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
     click.option("--model", "models", multiple=True, metavar="CLASS", expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.models", list(v)),
