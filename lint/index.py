@@ -45,26 +45,46 @@ def _const_str(node: ast.AST) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _assigned_names(body: list) -> set:
-    """Names bound in a function body (not in nested scopes): these are its locals."""
-    out: set = set()
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _scope_names(body: list) -> tuple:
+    """(locals, globals) of a function body: the names it binds and the names it declares ``global``, not
+    counting nested scopes (a ``global`` in a nested function is that function's own).
+
+    One pass with its own child loop: ``ast.iter_child_nodes`` (a generator per node) made this, called for
+    every function, a third of the indexer's time."""
+    names: set = set()
+    globals_: set = set()
     stack = list(body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
+        t = type(n)
+        if t is ast.Name:
+            if type(n.ctx) is not ast.Load:  # Store or Del
+                names.add(n.id)
             continue
-        if isinstance(n, ast.Lambda):
+        if t in _NEW_SCOPES:
+            names.add(n.name)
             continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.add(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+        if t is ast.Lambda or t is ast.Constant:
+            continue
+        if t is ast.Import or t is ast.ImportFrom:
             for a in n.names:
-                out.add((a.asname or a.name).split(".")[0])
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            out.add(n.name)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
+                names.add((a.asname or a.name).split(".")[0])
+            continue
+        if t is ast.Global:
+            globals_.update(n.names)
+            continue
+        if t is ast.ExceptHandler and n.name:
+            names.add(n.name)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
+    return names, globals_
 
 
 class _Func:
@@ -108,6 +128,8 @@ class Indexer:
         self.env_set: set = set()
         self.env_removed: set = set()
         self._conv_memo: dict = {}
+        self._shared: dict = {}  # hash-consing table (_share)
+        self._shared_ids: set = set()
 
     # ----------------------------------------------------------------- expressions
     def conv(self, node, fn: Optional[_Func] = None):
@@ -121,9 +143,31 @@ class Indexer:
         hit = self._conv_memo.get(key)
         if hit is not None and hit[0] is node:
             return hit[1]
-        out = self._conv(node, fn)
+        out = self._share(self._conv(node, fn))
         self._conv_memo[key] = (node, out)
         return out
+
+    def _share(self, t: tuple) -> tuple:
+        """One object per distinct expression of the module (hash-consing): ``self``, ``torch.float16``,
+        ``self.config`` recur hundreds of times in a file, and summaries of a whole site-packages held 2 GB,
+        mostly such tuples.  Shared objects also pickle once per file.  Keys hold the children's identities
+        and the scalars' types, so ``("const", 1)`` and ``("const", True)`` (equal tuples) stay apart."""
+        parts = []
+        key = []
+        for x in t:
+            if type(x) is tuple:
+                if id(x) not in self._shared_ids:
+                    x = self._share(x)
+                key.append(id(x))
+            else:
+                key.append((type(x), x))
+            parts.append(x)
+        try:
+            shared = self._shared.setdefault(tuple(key), tuple(parts))
+        except TypeError:  # an unhashable constant: kept as it is
+            return t
+        self._shared_ids.add(id(shared))
+        return shared
 
     def _conv(self, node, fn: Optional[_Func] = None):
         t = type(node)
@@ -211,8 +255,8 @@ class Indexer:
                 fn.calls.append(
                     CallSite(
                         func=self.conv(n.func, fn),
-                        args=tuple(self.conv(a, fn) for a in n.args),
-                        kwargs=tuple((k.arg, self.conv(k.value, fn)) for k in n.keywords),
+                        args=self._share(tuple(self.conv(a, fn) for a in n.args)),
+                        kwargs=self._share(tuple((k.arg, self.conv(k.value, fn)) for k in n.keywords)),
                         line=n.lineno,
                         col=n.col_offset,
                         end_line=n.end_lineno or n.lineno,
@@ -557,11 +601,8 @@ class Indexer:
     def _new_func(self, qual, name, node, params, parent_fn, cls, is_lambda=False) -> _Func:
         pos, kwonly, vararg, kwarg, ann, defaults = params
         body = node.body if isinstance(node.body, list) else [node.body]
-        local_names = _assigned_names(body) | set(pos) | set(kwonly) | {vararg, kwarg} - {None}
-        global_names = set()
-        for n in ast.walk(node) if not is_lambda else ():
-            if isinstance(n, ast.Global):
-                global_names.update(n.names)
+        local_names, global_names = _scope_names(body)
+        local_names |= set(pos) | set(kwonly) | {vararg, kwarg} - {None}
         s = FunctionSummary(
             qualname=qual,
             name=name,
@@ -667,8 +708,8 @@ def _terminates(body: list) -> bool:
 
 def scan_suppression_comments(source: str) -> list:
     """[(line, col 1-based, file_level, codes, comment text)] for every suppression comment of a file."""
-    if "compile-lint:" not in source and "noqa" not in source:
-        return []
+    if ("compile-lint:" not in source and "noqa" not in source) or not _SUPPRESS_RE.search(source):
+        return []  # tokenizing (pure Python) is slower than parsing: only for files that may hold one
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):

@@ -21,10 +21,10 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 5  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 6  # bump when the shape below changes (invalidates the on-disk cache)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Guard:
     """An enclosing branch condition: the code runs only if ``cond`` is truthy == ``polarity``."""
 
@@ -32,7 +32,7 @@ class Guard:
     polarity: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSite:
     func: Expr
     args: tuple
@@ -45,7 +45,7 @@ class CallSite:
     in_try: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttrLoad:
     """``base.attr`` read (not called): may run a property or cached_property getter."""
 
@@ -56,7 +56,7 @@ class AttrLoad:
     guards: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Effect:
     """A statement that matters without being a call.
 
@@ -73,7 +73,7 @@ class Effect:
     guards: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Binding:
     """One way a module-level name gets its value.  kind: import | assign | def | class."""
 
@@ -83,7 +83,7 @@ class Binding:
     guards: tuple = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class FunctionSummary:
     qualname: str  # "f", "C.m", "f.<locals>.g", "<lambda>@12:4", "<module>"
     name: str
@@ -110,7 +110,7 @@ class FunctionSummary:
     yields: tuple = ()  # yielded expressions (what a @contextmanager's `with ... as x` binds)
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassSummary:
     qualname: str
     name: str
@@ -122,7 +122,7 @@ class ClassSummary:
     self_attrs: dict = field(default_factory=dict)  # name -> tuple[(Expr, method qualname)]
 
 
-@dataclass
+@dataclass(slots=True)
 class ModuleSummary:
     name: str
     path: str

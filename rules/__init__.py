@@ -3,6 +3,8 @@
 Codes: CL1xx make Dynamo stop (an error under ``fullgraph=True``, a graph break otherwise); CL2xx compile
 but behave differently from eager (silent); CL3xx are notes.
 """
+from functools import lru_cache
+
 from compile_lint.ruledef import Rule
 
 from . import boundaries, caching, clock, environment, filesystem, imports, jit, locks, nondeterminism, output, \
@@ -27,6 +29,7 @@ ALL_RULES: dict = _collect()
 SINK_RULES = tuple(r for r in ALL_RULES.values() if r.calls or r.enters or r.shapes)
 
 
+@lru_cache(maxsize=None)  # a pure function of the name: asked millions of times on a big scan
 def rule_for_call(qualname: str):
     """The first rule whose sinks name this fully qualified callee, or None."""
     for r in SINK_RULES:
@@ -35,6 +38,7 @@ def rule_for_call(qualname: str):
     return None
 
 
+@lru_cache(maxsize=None)  # a pure function of the name: asked millions of times on a big scan
 def rule_for_enter(type_name: str):
     for r in SINK_RULES:
         if type_name in r.enters:
@@ -42,6 +46,7 @@ def rule_for_enter(type_name: str):
     return None
 
 
+@lru_cache(maxsize=None)  # a pure function of the name: asked millions of times on a big scan
 def rule_for_shape(method: str, nargs: int):
     for r in SINK_RULES:
         for name, max_args in r.shapes:

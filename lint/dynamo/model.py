@@ -7,6 +7,8 @@ itself; the oracle test re-checks them on the installed torch.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 # Region entry points: calling these compiles their first argument (or returns a decorator that does).
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.compiler.compile"})
 # Keyword that means fullgraph for each entry point.
@@ -146,6 +148,7 @@ def _tensor_methods() -> frozenset:
 TENSOR_METHODS = _tensor_methods()
 
 
+@lru_cache(maxsize=None)  # pure, and asked millions of times on a big scan
 def normalize(name: str) -> str:
     for old, new in _ALIASES:
         if name.startswith(old):
@@ -220,6 +223,7 @@ CALLEE_STOPS = {
 }
 
 
+@lru_cache(maxsize=None)
 def callee_stop(callee: str):
     """(gb, where) for a callee from ``CALLEE_STOPS``, or None."""
     best = None
