@@ -71,23 +71,9 @@ def precommit_cmd(files, roots, python, select, ignore, cache_dir, no_cache, bas
 def scan_keeping_all_paths(opts):
     """``scan`` plus, for each reported hazard (rule, file, line), the walk's findings for *every* path that
     reaches it from any region: the report keeps only the shortest path, but a staged file in the middle of another one
-    must still select the finding.  The walk's findings are read where the engine merges them."""
+    must still select the finding."""
     from . import engine
 
-    merge = getattr(engine, "_merge", None)
-    raw: list = []
-    if merge is not None:
-        def capture(found, *a, **k):
-            raw.extend(found)
-            return merge(found, *a, **k)
-
-        engine._merge = capture
-    try:
-        result = engine.scan(opts)
-    finally:
-        if merge is not None:
-            engine._merge = merge
-    paths: dict = {}
-    for f in raw:
-        paths.setdefault((f.rule, f.path, f.line), []).append(f)
-    return result, paths
+    opts.keep_paths_by_hazard = True
+    result = engine.scan(opts)
+    return result, result.paths_by_hazard or {}

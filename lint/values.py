@@ -116,6 +116,28 @@ EMPTY = frozenset()
 UNKNOWN = frozenset({Unknown()})
 
 
+def _cached_repr(cls):
+    """Keep each value's repr once computed: value sets are put in a fixed order by repr (``ordered``,
+    ``program._fixed``) millions of times in a big scan, and the dataclass repr is slow.  Values are frozen,
+    so the text cannot go stale; it is stored beside the fields, not among them (no effect on eq/hash)."""
+    plain = cls.__repr__
+
+    def __repr__(self):
+        d = self.__dict__
+        r = d.get("_repr")
+        if r is None:
+            r = d["_repr"] = plain(self)
+        return r
+
+    cls.__repr__ = __repr__
+    return cls
+
+
+for _cls in (Func, Class, Instance, Module, External, ExternalInstance, Foreign, Op, Const, DictVal, SeqVal, TupleVal,
+             Namespace, Partial, Super, Unknown):
+    _cached_repr(_cls)
+
+
 def ordered(values) -> list:
     """A deterministic order for a value set (reports must not depend on hash seeds)."""
     return sorted(values, key=repr)
