@@ -336,7 +336,7 @@ class Program:
             res = self._resolve_global(mod, name, typing)
         finally:
             self._active.discard(key)
-        self._global_memo[key] = res
+        res = self._global_memo[key] = self._interned(res)
         return res
 
     def _resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
@@ -415,7 +415,7 @@ class Program:
                 finally:
                     self._active.discard(key)
                 if s.memoizable:
-                    self._eval_memo[key] = out
+                    out = self._eval_memo[key] = self._interned(out)
                 return out
             if f.parent is None:
                 break
@@ -517,6 +517,13 @@ class Program:
     def eval(self, expr, scope: Scope) -> frozenset:
         if expr is None:
             return UNKNOWN
+        # Names and constants are not memoised here: a name has its own memo tables (locals, globals) and a
+        # constant needs none (and ("const", 1) == ("const", True) as keys).  They were half the entries.
+        k = expr[0]
+        if k == "name":
+            return self.lookup(expr[1], scope)
+        if k == "const":
+            return self._interned(frozenset({Const(expr[1])}))
         # One memo entry per (expression, scope); _IN_PROGRESS marks an evaluation under way, so a value
         # that depends on itself (`x = f(x)`) is empty there.  Hashing a nested-tuple key is the resolver's
         # hottest operation: this does it three times per evaluation, not six.
