@@ -256,7 +256,7 @@ def _scan(options: ScanOptions) -> ScanResult:
             first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
         merged.add(found)
         progress("walk", done=i + 1, total=len(regions), findings=len(merged.best))
-    findings = merged.findings()
+    findings = _drop_set_env_keys(merged.findings(), program)
     findings = _add_cache_notes(findings, program)
     _attach_fix_candidates(findings)
     findings, suppressed = _filter(findings, options, program)
@@ -358,6 +358,14 @@ class _Merged:
             f.other_regions = tuple(r for r in self.regions[key].values() if r != f.region)
             out.append(f)
         return sorted(out, key=Finding.sort_key)
+
+
+def _drop_set_env_keys(findings: list, program: Program) -> list:
+    """Reads of an os.environ key that the program itself sets (and never removes) are not reported: the key
+    is present, and Dynamo guards ``.get``/``in`` of a present key.  Decided once the walk is over, from
+    every module the scan indexed, so the answer does not depend on the order modules were loaded in."""
+    return [f for f in findings
+            if not (f.env_key and f.env_key in program.env_set and f.env_key not in program.env_removed)]
 
 
 def _attach_fix_candidates(findings: list) -> None:

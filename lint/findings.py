@@ -42,6 +42,7 @@ class Finding:
     regions_reaching: int = 1
     other_regions: tuple = ()  # RegionRefs of the other regions that reach the same hazard
     fix_point: str = ""  # outermost function on the path that owns the hazard (outside the region's own file)
+    env_key: str = ""  # for a read of os.environ[key] / .get / `in`: the key (see engine._drop_set_env_keys)
 
     def sort_key(self):
         return (self.path, self.line, self.col, self.rule)

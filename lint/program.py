@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +162,11 @@ class Scope:
             return False
 
 
-_IDENT_RE = __import__("re").compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# a class header's base list: from `class Name(` to the `)` that ends the header (the first one followed by
+# `:`), across lines; nested calls and subscripts in the bases are inside the match
+_CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:",
+                                           re.M | re.S)
 _MISS = object()
 _SCOPE_KEYS: dict = {}
 _INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})
@@ -176,15 +181,19 @@ _IN_PROGRESS = object()
 
 
 class _MentionIndex:
-    """Identifier -> the files (in their given order) whose text holds it, built lazily on the first query."""
+    """Identifier -> the files (in their given order) whose text holds it, built lazily on the first query;
+    and the same for the identifiers spelled in class headers' base lists (``class A(pkg.Base, Mixin):``),
+    which is where a subclass must name its base."""
 
     def __init__(self, files: list):
         self.files = files
         self._index: Optional[dict] = None
+        self._bases: Optional[dict] = None
 
-    def files_with(self, needle: bytes) -> list:
+    def files_with(self, needle: bytes, in_bases: bool = False) -> list:
         if self._index is None:
             index: dict = {}
+            bases: dict = {}
             for i, (_, path, _) in enumerate(self.files):
                 try:
                     data = Path(path).read_bytes() if path else b""
@@ -192,8 +201,10 @@ class _MentionIndex:
                     continue
                 for word in set(_IDENT_RE.findall(data)):
                     index.setdefault(word, []).append(i)
-            self._index = index
-        return [self.files[i] for i in self._index.get(needle, ())]
+                for word in {w for header in _CLASS_BASES_RE.findall(data) for w in _IDENT_RE.findall(header)}:
+                    bases.setdefault(word, []).append(i)
+            self._index, self._bases = index, bases
+        return [self.files[i] for i in (self._bases if in_bases else self._index).get(needle, ())]
 
 
 def _freeze(d: Optional[dict]):
@@ -247,7 +258,8 @@ class Program:
         while frontier and len(found) < limit:
             cur = frontier.pop(0)
             needle = split_id(cur)[1].rsplit(".", 1)[-1].encode()
-            for mname, path, _ in self.files_mentioning(top, needle, outside_too=bool(self.scanned_modules)):
+            for mname, path, _ in self.files_mentioning(top, needle, outside_too=bool(self.scanned_modules),
+                                                        in_bases=True):
                 m = self.module(mname)
                 if m is None:
                     continue
@@ -262,9 +274,10 @@ class Program:
         self._subclass_memo[cid] = found
         return found
 
-    def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False) -> list:
+    def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False, in_bases: bool = False) -> list:
         """The .py files of package ``top`` (scanned or on the search path; ``outside_too``: and every other
-        scanned file) whose text mentions the identifier ``needle``, as (module, path, is_package).
+        scanned file) whose text mentions the identifier ``needle`` (``in_bases``: in a class's base list), as
+        (module, path, is_package).
 
         Answered from inverted indexes (identifier -> files) built on first use: one over the scanned files,
         one per package found on the search path.  Asking for a few hundred class names over 10,000 files is
@@ -278,9 +291,9 @@ class Program:
             paths = {str(p) for _, (p, _) in self.locator.scanned.items()}
             unscanned = self._mention_index[top] = _MentionIndex(
                 [e for e in self.locator.package_files(top) if str(e[1]) not in paths])
-        hits = scanned.files_with(needle)
+        hits = scanned.files_with(needle, in_bases)
         in_top = [e[0] == top or e[0].startswith(top + ".") for e in hits]
-        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle)
+        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle, in_bases)
         if outside_too:
             out += [e for e, t in zip(hits, in_top) if not t]
         return out

@@ -474,15 +474,16 @@ class Reach:
         if act.kind == "env":
             if node.mode == "cached":
                 return []  # eager caches the read too: both are frozen at the first call
-            if act.callee != "os.getenv" and act.detail and act.detail in self.p.env_set \
-                    and act.detail not in self.p.env_removed:
-                return []  # a key the program sets: present, and Dynamo guards .get/in of a present key
         if act.kind in ("random", "mutate") and node.mode != "cached":
             return []
         detail = ""
         if act.kind == "shape":
             detail = " (receiver type not resolved; matched by method name)"
-        return self._report(rule, act, node, ctx, detail)
+        found = self._report(rule, act, node, ctx, detail)
+        if act.kind == "env" and act.callee != "os.getenv" and act.detail:
+            for f in found:  # dropped after the walk if the program sets this key (engine._drop_set_env_keys)
+                f.env_key = act.detail
+        return found
 
     # ------------------------------------------------------------------- report
     def _report(self, rule, act: Action, node: Node, ctx, detail: str = "") -> list:
