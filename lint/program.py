@@ -165,8 +165,7 @@ class Scope:
 _IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a class header's base list: from `class Name(` to the `)` that ends the header (the first one followed by
 # `:`), across lines; nested calls and subscripts in the bases are inside the match
-_CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:",
-                                           re.M | re.S)
+_CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:", re.M | re.S)
 _MISS = object()
 _SCOPE_KEYS: dict = {}
 _INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})

@@ -471,9 +471,8 @@ class Reach:
 
     def _hazard(self, act: Action, node: Node, ctx) -> list:
         rule = ALL_RULES[act.rule]
-        if act.kind == "env":
-            if node.mode == "cached":
-                return []  # eager caches the read too: both are frozen at the first call
+        if act.kind == "env" and node.mode == "cached":
+            return []  # eager caches the read too: both are frozen at the first call
         if act.kind in ("random", "mutate") and node.mode != "cached":
             return []
         detail = ""
