@@ -104,7 +104,7 @@ class SummaryLoader:
         self.cache = cache
         self.parsed = 0
         self.problems: list = []
-        self.preloaded: dict = {}  # str(path) -> (content key, summary), indexed ahead by lint/parallel.py
+        self.ahead = None  # files indexed ahead (lint/parallel.py): .take(str(path)) -> (content key, summary)
 
     def __call__(self, module: str, path: Path, is_package: bool) -> ModuleSummary:
         try:
@@ -115,7 +115,7 @@ class SummaryLoader:
             m.error = f"cannot read: {e.strerror or e}"
             return m
         key = self.cache.key(data, module, is_package)
-        ahead = self.preloaded.pop(str(path), None)
+        ahead = self.ahead.take(str(path)) if self.ahead is not None else None
         if ahead is not None and ahead[0] == key:  # indexed (and counted) by the parallel pass
             summary = ahead[1]
             if isinstance(summary, bytes):  # pickled by a worker
@@ -212,7 +212,6 @@ def _scan(options: ScanOptions) -> ScanResult:
     finder = RegionFinder(program, options.framework_models, tuple(options.models))
     markers = tuple(options.region_markers) + tuple(
         m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
-    regions = []
     candidates = []
     for f in disc.files:
         try:
@@ -223,39 +222,20 @@ def _scan(options: ScanOptions) -> ScanResult:
             continue
         if any(mk in data for mk in markers):
             candidates.append(f)
-    # the candidates and what they import are parsed now, on --jobs processes (lint/parallel.py)
+    # the candidates and what they import are parsed on --jobs processes (lint/parallel.py), in the background
+    # while this process finds the regions and walks them
     from .parallel import default_jobs, prefetch
 
-    loader.preloaded = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,
-                                options.jobs or default_jobs(), progress=progress)
-    loader.parsed += len(loader.preloaded)
+    loader.ahead = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,
+                            options.jobs or default_jobs(), progress=progress)
     # --- end of: which files to parse ---
-    progress("regions", total=len(candidates))
-    for i, f in enumerate(candidates):
-        regions += finder.find(f.module)
-        progress("regions", done=i + 1, total=len(candidates))
-    for package in options.public_api:
-        found = finder.public_api(package)
-        if not found and program.module(package) is None:
-            raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
-        regions += found
-    for spec in options.entries:
-        r = finder.entry_point(spec)
-        if r is None:
-            raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
-                            f"search path)")
-        regions.append(r)
-
-    reach = Reach(program, trace_rules, import_roots=search_path)
-    merged = _Merged(options.keep_paths_by_hazard)
-    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
-    for i, r in enumerate(regions):
-        found = reach.walk(r)
-        errors = [f for f in found if f.severity == "error"]
-        if errors:
-            first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
-        merged.add(found)
-        progress("walk", done=i + 1, total=len(regions), findings=len(merged.best))
+    try:
+        regions, merged, first_hazard, reach = _find_and_walk(
+            options, program, finder, candidates, search_path, trace_rules, progress)
+    except BaseException:
+        loader.ahead.close()  # an error or an interrupt: no worker left behind
+        raise
+    loader.parsed += loader.ahead.finish()  # every file of the set, used or not: counts do not depend on timing
     findings = _drop_set_env_keys(merged.findings(), program)
     findings = _add_cache_notes(findings, program)
     _attach_fix_candidates(findings)
@@ -290,6 +270,39 @@ def _scan(options: ScanOptions) -> ScanResult:
         _store_result(results, result, all_paths, disc, scanned, program, search_path, options)
         problems += results.problems
     return result
+
+
+def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder, candidates: list,
+                   search_path: list, trace_rules, progress) -> tuple:
+    """Regions in the candidate files (and the configured public APIs and entry points), then the walk of each."""
+    regions: list = []
+    progress("regions", total=len(candidates))
+    for i, f in enumerate(candidates):
+        regions += finder.find(f.module)
+        progress("regions", done=i + 1, total=len(candidates))
+    for package in options.public_api:
+        found = finder.public_api(package)
+        if not found and program.module(package) is None:
+            raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
+        regions += found
+    for spec in options.entries:
+        r = finder.entry_point(spec)
+        if r is None:
+            raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
+                            f"search path)")
+        regions.append(r)
+
+    reach = Reach(program, trace_rules, import_roots=search_path)
+    merged = _Merged(options.keep_paths_by_hazard)
+    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
+    for i, r in enumerate(regions):
+        found = reach.walk(r)
+        errors = [f for f in found if f.severity == "error"]
+        if errors:
+            first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
+        merged.add(found)
+        progress("walk", done=i + 1, total=len(regions), findings=len(merged.best))
+    return regions, merged, first_hazard, reach
 
 
 def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:

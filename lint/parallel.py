@@ -36,8 +36,10 @@ _IMPORT_RE = re.compile(
     rb"|import[ \t]+([^\n#;]+))", re.M)
 _NAME_RE = re.compile(rb"[A-Za-z_][\w.]*")
 
-CHUNK_BYTES = 1_500_000  # a chunk of files for one worker task (keeps the pool busy, results streaming)
-CHUNK_FILES = 64
+# A chunk of files is one worker task: about a tenth of a second of work, so that the walk, waiting for a file
+# of a chunk in flight, does not wait long.
+CHUNK_BYTES = 300_000
+CHUNK_FILES = 16
 MIN_PARALLEL_FILES = 16  # fewer files than this: index in this process (a worker costs ~0.2 s to start)
 
 
@@ -79,8 +81,7 @@ def imported_modules(data: bytes, module: str, is_package: bool) -> list:
 
 
 def _chunks(items: list, sizes: dict) -> list:
-    """Chunks of about CHUNK_BYTES / CHUNK_FILES, the largest files first (no straggler at the end)."""
-    items = sorted(items, key=lambda it: (-sizes.get(str(it[1]), 0), str(it[1])))
+    """Consecutive runs of about CHUNK_BYTES / CHUNK_FILES, in the order given (the order of need)."""
     chunks, cur, cur_bytes = [], [], 0
     for it in items:
         cur.append(it)
@@ -179,38 +180,187 @@ def _mp_context():
 
 
 def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Optional[dict] = None,
-                      progress: Optional[Callable] = None) -> dict:
+                      progress: Optional[Callable] = None):
+    """Index ``items`` ahead of the walk: on a pool in the background (``BackgroundIndexer``) when ``jobs`` > 1
+    and there is enough to do, else here and now (``Indexed``).  ``items`` come in the order they will be
+    needed."""
     progress = progress or (lambda *a, **k: None)
-    sizes = sizes or {}
-    out: dict = {}
     if not items:
-        return out
+        return Indexed({}, cache)
+    if jobs > 1 and len(items) >= MIN_PARALLEL_FILES:
+        chunks = _chunks(items, sizes or {})
+        if len(chunks) > 1:
+            return BackgroundIndexer(chunks, cache, jobs)
     cache_dir = str(cache.root) if cache.root is not None else None
+    out: dict = {}
     total = len(items)
     progress("index", done=0, total=total)
-    chunks = _chunks(items, sizes)
-    done = 0
-    results: list = []
-    if jobs > 1 and total >= MIN_PARALLEL_FILES and len(chunks) > 1:
-        try:
-            with ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_mp_context()) as pool:
-                for part in pool.map(_index_pickled, [cache_dir] * len(chunks), chunks):
-                    results.append(part)
-                    done += len(part[0])
-                    progress("index", done=done, total=total)
-        except Exception:  # a worker died (memory, a signal): index the rest here, same results
-            results = results[:]
-            chunks = chunks[len(results):]
-        else:
-            chunks = []
-    for chunk in chunks:
-        part = index_files(cache_dir, chunk)
-        results.append(part)
-        done += len(part[0])
-        progress("index", done=done, total=total)
-    for summaries, problems in results:
+    for chunk in _chunks(items, sizes or {}):
+        summaries, problems = index_files(cache_dir, chunk)
         for path, key, summary in summaries:
             out[path] = (key, summary)
         cache.problems.extend(problems)
-    progress("index", done=total, total=total)
-    return out
+        progress("index", done=len(out), total=total)
+    return Indexed(out, cache)
+
+
+class Indexed:
+    """Summaries indexed ahead, all at hand: ``{str(path): (content key, summary or its pickled bytes)}``."""
+
+    def __init__(self, summaries: dict, cache: Optional[SummaryCache] = None):
+        self.summaries = summaries
+        self.indexed = len(summaries)  # files parsed ahead (each counted once, used or not)
+
+    def take(self, path: str):
+        """The (key, summary) indexed ahead for ``path``, or None: then the caller reads it itself."""
+        return self.summaries.pop(path, None)
+
+    def finish(self) -> int:
+        return self.indexed
+
+    def close(self) -> None:
+        pass
+
+
+def _lower_priority() -> None:
+    """Workers yield the CPU to the main process: its region search and walk are the scan's critical path, and
+    they use what the walk leaves idle (waits for a file) or a spare core."""
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
+
+
+class BackgroundIndexer:
+    """Indexes files on a process pool while the main process finds regions and walks them.
+
+    Chunks go to the pool in the order the files will be needed, a few at a time (``jobs`` + 1 in flight, fed
+    by a thread as chunks complete), so that:
+
+    * a file the walk asks for that is already indexed is taken at once (``take``);
+    * one in a chunk the pool is working on is waited for (a chunk is small: about a tenth of a second);
+    * one whose chunk has not been sent yet is taken out of it, and the caller indexes it itself -- quicker
+      than waiting behind the chunks in flight, and still indexed exactly once.
+
+    ``finish`` indexes what is left, so every file of the set is indexed once whatever the timing: the counts
+    in ``stats`` and the cache's contents do not depend on how fast the walk went.
+    """
+
+    def __init__(self, chunks: list, cache: SummaryCache, jobs: int):
+        import threading
+        from collections import deque
+
+        self.cache = cache
+        self.cache_dir = str(cache.root) if cache.root is not None else None
+        self.indexed = 0
+        self._jobs = jobs
+        self._cond = threading.Condition()
+        self._queue = deque(chunks)  # not sent yet; a chunk's list loses the files taken out by `take`
+        self._queued: dict = {}  # str(path) -> (chunk, item) for the files of `_queue`
+        for chunk in chunks:
+            for item in chunk:
+                self._queued[str(item[1])] = (chunk, item)
+        self._inflight: dict = {}  # future -> its chunk
+        self._in_chunk: dict = {}  # str(path) -> future, for the files of chunks in flight
+        self._ready: dict = {}  # str(path) -> (key, pickled summary)
+        self._broken = False
+        self._closed = False
+        self._pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_mp_context(),
+                                         initializer=_lower_priority)
+        with self._cond:
+            self._send()  # from this thread: `fork` starts every worker at the first submit, before any thread
+        self._feeder = threading.Thread(target=self._feed, name="compile-lint-indexer", daemon=True)
+        self._feeder.start()
+
+    # called with self._cond held
+    def _send(self) -> None:
+        while self._queue and len(self._inflight) < self._jobs + 1 and not self._broken:
+            chunk = self._queue.popleft()
+            if not chunk:
+                continue  # every file of it was taken out
+            for item in chunk:
+                del self._queued[str(item[1])]
+            try:
+                fut = self._pool.submit(_index_pickled, self.cache_dir, chunk)
+            except Exception:  # the pool is broken (a worker died): `finish` indexes the rest here
+                self._queue.appendleft(chunk)
+                for item in chunk:
+                    self._queued[str(item[1])] = (chunk, item)
+                self._broken = True
+                return
+            self._inflight[fut] = chunk
+            for item in chunk:
+                self._in_chunk[str(item[1])] = fut
+
+    def _absorb(self, fut) -> None:
+        chunk = self._inflight.pop(fut)
+        for item in chunk:
+            self._in_chunk.pop(str(item[1]), None)
+        try:
+            summaries, problems = fut.result()
+        except Exception:  # a worker died (memory, a signal): its chunk is indexed by whoever needs it
+            self._broken = True
+            self._queue.append(chunk)
+            for item in chunk:
+                self._queued[str(item[1])] = (chunk, item)
+            return
+        for path, key, blob in summaries:
+            self._ready[path] = (key, blob)
+        self.indexed += len(summaries)
+        self.cache.problems.extend(problems)
+
+    def _feed(self) -> None:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        while True:
+            with self._cond:
+                self._send()
+                if not self._inflight or self._closed:
+                    self._cond.notify_all()
+                    return
+                pending = list(self._inflight)
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            with self._cond:
+                for fut in done:
+                    if fut in self._inflight:
+                        self._absorb(fut)
+                self._cond.notify_all()
+
+    def take(self, path: str):
+        """The (key, pickled summary) of ``path`` if it is in this set, else None (the caller indexes it)."""
+        with self._cond:
+            while True:
+                hit = self._ready.pop(path, None)
+                if hit is not None:
+                    return hit
+                queued = self._queued.pop(path, None)
+                if queued is not None:
+                    queued[0].remove(queued[1])
+                    return None
+                if path not in self._in_chunk or self._closed:
+                    return None
+                self._cond.wait()
+
+    def finish(self) -> int:
+        """Wait for the pool, index here what it could not; the number of files indexed ahead."""
+        self._feeder.join()
+        self._pool.shutdown(wait=True)
+        with self._cond:
+            rest = [item for chunk in self._queue for item in chunk]
+            self._queue.clear()
+            self._queued.clear()
+        if rest:
+            summaries, problems = index_files(self.cache_dir, rest)
+            for path, key, summary in summaries:
+                self._ready[path] = (key, summary)
+            self.indexed += len(summaries)
+            self.cache.problems.extend(problems)
+        return self.indexed
+
+    def close(self) -> None:
+        """Stop now (an error or an interrupt in the main process): no more chunks, workers shut down."""
+        with self._cond:
+            self._closed = True
+            self._queue.clear()
+            self._cond.notify_all()
+        self._pool.shutdown(wait=False, cancel_futures=True)

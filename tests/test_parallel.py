@@ -145,9 +145,9 @@ def test_preloaded_summary_is_used_only_for_the_same_content(tmp_path):
     cache = SummaryCache(None)
     ahead = parallel.index_files(None, [("m", str(f), False)])[0]
     loader = SummaryLoader(cache)
-    loader.preloaded = {p: (k, s) for p, k, s in ahead}
+    loader.ahead = parallel.Indexed({p: (k, s) for p, k, s in ahead})
     assert "a" in loader("m", f, False).functions and loader.parsed == 0  # counted by the pass itself
-    loader.preloaded = {p: (k, s) for p, k, s in ahead}
+    loader.ahead = parallel.Indexed({p: (k, s) for p, k, s in ahead})
     f.write_text("def b():\n    pass\n")  # changed since it was indexed ahead
     assert set(loader("m", f, False).functions) == {"<module>", "b"} and loader.parsed == 1
 
@@ -163,3 +163,51 @@ def test_imported_modules():
 
 def test_default_jobs_is_the_cores_we_may_use():
     assert parallel.default_jobs() == len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else True
+
+
+_real_index_pickled = parallel._index_pickled
+
+
+def _slow_index_pickled(cache_dir, items):  # module level: the pool's workers look it up by name
+    import time
+
+    time.sleep(0.2)
+    return _real_index_pickled(cache_dir, items)
+
+
+def test_background_indexer_hands_each_file_over_once(tmp_path, monkeypatch):
+    """Files taken before the pool reaches them are indexed by the caller, the rest by the pool; every file of
+    the set is indexed exactly once (so the counts do not depend on timing), and ``finish`` waits for all."""
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
+    monkeypatch.setattr(parallel, "_index_pickled", _slow_index_pickled)  # 20 chunks: 2 s on 2 workers
+    items = []
+    for i in range(40):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(f"def f{i}():\n    return {i}\n")
+        items.append((f"m{i}", str(p), False))
+    cache = SummaryCache(tmp_path / "cache")
+    ahead = parallel.index_in_parallel(items, cache, jobs=2)
+    assert isinstance(ahead, parallel.BackgroundIndexer)
+    last = ahead.take(items[-1][1])  # far down the queue: taken out, for the caller to index
+    assert last is None
+    first = ahead.take(items[0][1])  # in the first chunk sent: waited for
+    assert first is not None and f"f0" in pickle.loads(first[1]).functions
+    assert ahead.take(items[0][1]) is None  # handed over once
+    assert ahead.finish() == 39
+    assert ahead.take(str(tmp_path / "elsewhere.py")) is None
+    got = {p for _, p, _ in items[1:-1] if ahead.take(p) is not None}
+    assert got == {p for _, p, _ in items[1:-1]}
+    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 39
+
+
+def test_background_indexer_stops_on_close(tmp_path):
+    items = []
+    for i in range(400):
+        p = tmp_path / f"m{i}.py"
+        p.write_text("x = 1\n" * 200)
+        items.append((f"m{i}", str(p), False))
+    ahead = parallel.index_in_parallel(items, SummaryCache(None), jobs=2)
+    ahead.close()
+    ahead._feeder.join(timeout=30)
+    assert not ahead._feeder.is_alive()
+    assert ahead.take(items[-1][1]) is None
