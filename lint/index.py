@@ -87,13 +87,23 @@ def _scope_names(body: list) -> tuple:
     return names, globals_
 
 
-class _Func:
-    """Mutable builder for one FunctionSummary."""
+_NO_NAMES: frozenset = frozenset()
 
-    def __init__(self, summary: FunctionSummary, local_names: set, global_names: set):
+
+class _Func:
+    """Mutable builder for one FunctionSummary.
+
+    Its scope's names (``_scope_names``, a pass over the whole body) are worked out only when asked for: most
+    functions never assign a global or call a mutating method on a name, and a file without the word
+    ``global`` declares no global at all."""
+
+    def __init__(self, summary: FunctionSummary, body: Optional[list] = None, params: frozenset = _NO_NAMES,
+                 may_declare_global: bool = False):
         self.s = summary
-        self.local_names = local_names
-        self.global_names = global_names
+        self._body = body
+        self._params = params
+        self._may_declare_global = may_declare_global
+        self._scope: Optional[tuple] = None
         self.calls: list = []
         self.attrs: dict = {}
         self.effects: list = []
@@ -105,8 +115,20 @@ class _Func:
     def add_local(self, name: str, expr) -> None:
         self.locals.setdefault(name, []).append(expr)
 
+    def _names(self) -> tuple:
+        if self._scope is None:
+            local, globals_ = _scope_names(self._body) if self._body else (set(), set())
+            self._scope = (local | self._params, globals_)
+            self._body = None
+        return self._scope
+
+    @property
+    def global_names(self):
+        return self._names()[1] if self._may_declare_global else _NO_NAMES
+
     def is_global(self, name: str) -> bool:
-        return name in self.global_names or name not in self.local_names
+        local, globals_ = self._names()
+        return name in globals_ or name not in local
 
     def finish(self) -> FunctionSummary:
         s = self.s
@@ -130,6 +152,7 @@ class Indexer:
         self._conv_memo: dict = {}
         self._shared: dict = {}  # hash-consing table (_share)
         self._shared_ids: set = set()
+        self._may_declare_global = True  # run() looks at the source
 
     # ----------------------------------------------------------------- expressions
     def conv(self, node, fn: Optional[_Func] = None):
@@ -321,8 +344,13 @@ class Indexer:
                     stack.append((n.value, g))
                 else:
                     stack.append((n.elt, g))
-            else:
-                stack.extend((c, g) for c in ast.iter_child_nodes(n) if isinstance(c, ast.expr))
+            else:  # the expression children, in field order (ast.iter_child_nodes, without a generator per node)
+                for field in n._fields:
+                    v = getattr(n, field, None)
+                    if type(v) is list:
+                        stack.extend((c, g) for c in v if isinstance(c, ast.expr))
+                    elif isinstance(v, ast.expr):
+                        stack.append((v, g))
 
     def _note_env_call(self, f: ast.Attribute, call: ast.Call) -> None:
         if _is_environ(f.value) and call.args:
@@ -601,8 +629,6 @@ class Indexer:
     def _new_func(self, qual, name, node, params, parent_fn, cls, is_lambda=False) -> _Func:
         pos, kwonly, vararg, kwarg, ann, defaults = params
         body = node.body if isinstance(node.body, list) else [node.body]
-        local_names, global_names = _scope_names(body)
-        local_names |= set(pos) | set(kwonly) | {vararg, kwarg} - {None}
         s = FunctionSummary(
             qualname=qual,
             name=name,
@@ -618,7 +644,8 @@ class Indexer:
             parent=parent_fn.s.qualname if parent_fn is not None and parent_fn.s.qualname != "<module>" else None,
             is_lambda=is_lambda,
         )
-        return _Func(s, local_names, global_names)
+        return _Func(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
+                     self._may_declare_global)
 
     def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary]) -> str:
         if cls is not None:
@@ -671,7 +698,8 @@ class Indexer:
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module, source: str) -> ModuleSummary:
         top = FunctionSummary(qualname="<module>", name="<module>", line=1, end_line=len(source.splitlines()) or 1)
-        fn = _Func(top, set(), set())
+        self._may_declare_global = "global" in source
+        fn = _Func(top)
         self.block(tree.body, fn, (), False)
         self.functions["<module>"] = fn.finish()
         self.m.functions = self.functions
