@@ -18,6 +18,7 @@ from .cache import SummaryCache
 from .discover import discover
 from .findings import SEVERITY_ORDER, Finding
 from .index import decode_source, index_source
+from .parallel import YOURS
 from .program import ModuleLocator, Program
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, RegionFinder
@@ -116,7 +117,8 @@ class SummaryLoader:
             return m
         key = self.cache.key(data, module, is_package)
         ahead = self.ahead.take(str(path)) if self.ahead is not None else None
-        if ahead is not None and ahead[0] == key:  # indexed (and counted) by the parallel pass
+        counted = ahead == YOURS  # a file of the set indexed ahead, left to us: counted there already
+        if ahead is not None and not counted and ahead[0] == key:  # indexed (and counted) by the parallel pass
             summary = ahead[1]
             if isinstance(summary, bytes):  # pickled by a worker
                 from .cache import loads
@@ -129,7 +131,7 @@ class SummaryLoader:
             cached.path = str(path)
             return cached
         summary = index_source(decode_source(data), module, str(path), is_package)
-        self.parsed += 1
+        self.parsed += 0 if counted else 1
         self.cache.put(key, summary)
         return summary
 
@@ -274,34 +276,43 @@ def _scan(options: ScanOptions) -> ScanResult:
 
 def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder, candidates: list,
                    search_path: list, trace_rules, progress) -> tuple:
-    """Regions in the candidate files (and the configured public APIs and entry points), then the walk of each."""
+    """Find the regions of each candidate file and walk them at once, then those of the configured public APIs
+    and entry points.
+
+    Walking a file's regions as soon as they are found, rather than after every region of every file, lets the
+    walk begin while the pool is still indexing (lint/parallel.py): the files it needs are asked for a few at a
+    time instead of all at the end of the region search, so the two cores stay busy together.  The order of
+    the work is still fixed (the candidates' order), so the results are the same in every run."""
     regions: list = []
-    progress("regions", total=len(candidates))
+    reach = Reach(program, trace_rules, import_roots=search_path)
+    merged = _Merged(options.keep_paths_by_hazard)
+    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
+
+    def walk(found: list) -> None:
+        for r in found:
+            i = len(regions)
+            regions.append(r)
+            hazards = reach.walk(r)
+            errors = [f for f in hazards if f.severity == "error"]
+            if errors:
+                first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
+            merged.add(hazards)
+
+    progress("scan", done=0, total=len(candidates))
     for i, f in enumerate(candidates):
-        regions += finder.find(f.module)
-        progress("regions", done=i + 1, total=len(candidates))
+        walk(finder.find(f.module))
+        progress("scan", done=i + 1, total=len(candidates), regions=len(regions), findings=len(merged.best))
     for package in options.public_api:
         found = finder.public_api(package)
         if not found and program.module(package) is None:
             raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
-        regions += found
+        walk(found)
     for spec in options.entries:
         r = finder.entry_point(spec)
         if r is None:
             raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
                             f"search path)")
-        regions.append(r)
-
-    reach = Reach(program, trace_rules, import_roots=search_path)
-    merged = _Merged(options.keep_paths_by_hazard)
-    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
-    for i, r in enumerate(regions):
-        found = reach.walk(r)
-        errors = [f for f in found if f.severity == "error"]
-        if errors:
-            first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
-        merged.add(found)
-        progress("walk", done=i + 1, total=len(regions), findings=len(merged.best))
+        walk([r])
     return regions, merged, first_hazard, reach
 
 

@@ -129,11 +129,13 @@ def _index_pickled(cache_dir: Optional[str], items: list) -> tuple:
 
 
 def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 2,
-             progress: Optional[Callable] = None) -> dict:
+             progress: Optional[Callable] = None):
     """Index the candidates and their imports (see the module docstring).
 
-    ``candidates``: [(module, path, is_package)].  Returns {str(path): (key, summary)} of what was indexed;
-    cache problems of the workers are appended to ``cache.problems``.
+    ``candidates``: [(module, path, is_package)].  Returns what indexes them (``Indexed`` or
+    ``BackgroundIndexer``: ``take(path)``, ``finish()``, ``close()``); cache problems of the workers are
+    appended to ``cache.problems``.  With a pool, the candidates go to it before their imports are even
+    looked for, so the workers start at once.
     """
     progress = progress or (lambda *a, **k: None)
     wanted: dict = {}  # str(path) -> (module, path, is_package), in a deterministic order
@@ -141,8 +143,10 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
     seen_modules = {m for m, _, _ in frontier}
     sizes: dict = {}
     to_index: list = []
+    background = None
     for level in range(depth + 1):
         nxt = []
+        level_items = []
         for module, path, is_package in frontier:
             key_path = str(path)
             if key_path in wanted:
@@ -154,7 +158,7 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
                 continue  # reported by the loader if the walk needs the file
             sizes[key_path] = len(data)
             if not cache.has(cache.key(data, module, is_package)):
-                to_index.append((module, key_path, is_package))
+                level_items.append((module, key_path, is_package))
             if level == depth:
                 continue
             for name in imported_modules(data, module, is_package):
@@ -165,6 +169,17 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
                 if loc is not None and loc[0] is not None:
                     nxt.append((name, Path(loc[0]), loc[1]))
         frontier = nxt
+        if background is not None:
+            background.add(_chunks(level_items, sizes))
+            continue
+        to_index += level_items
+        if jobs > 1 and len(to_index) >= MIN_PARALLEL_FILES and level < depth:
+            chunks = _chunks(to_index, sizes)
+            if len(chunks) > 1:
+                background = BackgroundIndexer(chunks, cache, jobs)
+    if background is not None:
+        background.seal()
+        return background
     return index_in_parallel(to_index, cache, jobs, sizes, progress)
 
 
@@ -204,6 +219,9 @@ def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Option
     return Indexed(out, cache)
 
 
+YOURS = "yours"  # BackgroundIndexer.take: a file of the set for the caller to index (already counted)
+
+
 class Indexed:
     """Summaries indexed ahead, all at hand: ``{str(path): (content key, summary or its pickled bytes)}``."""
 
@@ -238,12 +256,15 @@ class BackgroundIndexer:
     by a thread as chunks complete), so that:
 
     * a file the walk asks for that is already indexed is taken at once (``take``);
-    * one in a chunk the pool is working on is waited for (a chunk is small: about a tenth of a second);
+    * one in a chunk the pool is working on is waited for (a chunk is small: a tenth of a second at most);
     * one whose chunk has not been sent yet is taken out of it, and the caller indexes it itself -- quicker
-      than waiting behind the chunks in flight, and still indexed exactly once.
+      than waiting behind the chunks in flight, and still indexed exactly once.  (Indexing the files of
+      chunks in flight too, instead of waiting, made the walk index a third of the whole set itself: it
+      follows the pool's front closely.)
 
-    ``finish`` indexes what is left, so every file of the set is indexed once whatever the timing: the counts
-    in ``stats`` and the cache's contents do not depend on how fast the walk went.
+    More chunks can be added (``add``) until ``seal``; ``finish`` indexes what is left.  Every file of the set
+    is counted once whoever indexed it, whatever the timing: the counts in ``stats`` and the cache's contents
+    do not depend on how fast the walk went.
     """
 
     def __init__(self, chunks: list, cache: SummaryCache, jobs: int):
@@ -265,6 +286,7 @@ class BackgroundIndexer:
         self._ready: dict = {}  # str(path) -> (key, pickled summary)
         self._broken = False
         self._closed = False
+        self._sealed = False  # no more chunks will be added
         self._pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_mp_context(),
                                          initializer=_lower_priority)
         with self._cond:
@@ -309,12 +331,29 @@ class BackgroundIndexer:
         self.indexed += len(summaries)
         self.cache.problems.extend(problems)
 
+    def add(self, chunks: list) -> None:
+        with self._cond:
+            for chunk in chunks:
+                self._queue.append(chunk)
+                for item in chunk:
+                    self._queued[str(item[1])] = (chunk, item)
+            self._send()
+            self._cond.notify_all()
+
+    def seal(self) -> None:
+        with self._cond:
+            self._sealed = True
+            self._cond.notify_all()
+
     def _feed(self) -> None:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         while True:
             with self._cond:
                 self._send()
+                while not self._inflight and not self._sealed and not self._closed:
+                    self._cond.wait()  # for more chunks (add) or the end (seal)
+                    self._send()
                 if not self._inflight or self._closed:
                     self._cond.notify_all()
                     return
@@ -327,7 +366,8 @@ class BackgroundIndexer:
                 self._cond.notify_all()
 
     def take(self, path: str):
-        """The (key, pickled summary) of ``path`` if it is in this set, else None (the caller indexes it)."""
+        """The (key, pickled summary) of ``path`` once the pool has indexed it; ``YOURS`` if its chunk was not
+        sent yet: the caller indexes it (counted here, as one of the set); None if it is not in this set."""
         with self._cond:
             while True:
                 hit = self._ready.pop(path, None)
@@ -336,13 +376,15 @@ class BackgroundIndexer:
                 queued = self._queued.pop(path, None)
                 if queued is not None:
                     queued[0].remove(queued[1])
-                    return None
+                    self.indexed += 1
+                    return YOURS
                 if path not in self._in_chunk or self._closed:
                     return None
                 self._cond.wait()
 
     def finish(self) -> int:
-        """Wait for the pool, index here what it could not; the number of files indexed ahead."""
+        """Wait for the pool, index here what it could not; the number of files it indexed."""
+        self.seal()
         self._feeder.join()
         self._pool.shutdown(wait=True)
         with self._cond:
@@ -362,5 +404,7 @@ class BackgroundIndexer:
         with self._cond:
             self._closed = True
             self._queue.clear()
+            self._queued.clear()
+            self._in_chunk.clear()
             self._cond.notify_all()
         self._pool.shutdown(wait=False, cancel_futures=True)

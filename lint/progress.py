@@ -1,15 +1,15 @@
 """Progress on long scans: one self-rewriting bar on a terminal, nothing otherwise (or with ``-q``).
 
-Phases, in order: ``index`` (files parsed ahead, on ``--jobs`` processes), ``regions`` (candidate files
-searched for compiled regions), ``walk`` (regions walked; ``findings`` so far).
+Phases: ``index`` (files parsed ahead, when that is done before the rest: ``--jobs 1``), then ``scan``
+(candidate files searched for compiled regions, each region walked as it is found; ``regions`` and
+``findings`` so far).
 """
 from __future__ import annotations
 
 import sys
 import time
 
-_LABELS = {"index": ("parsing", "files"), "regions": ("finding regions", "files"),
-           "walk": ("walking", "regions")}
+_LABELS = {"index": ("parsing", "files"), "scan": ("scanning", "files")}
 _WIDTH = 24
 
 

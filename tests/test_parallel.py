@@ -189,15 +189,20 @@ def test_background_indexer_hands_each_file_over_once(tmp_path, monkeypatch):
     ahead = parallel.index_in_parallel(items, cache, jobs=2)
     assert isinstance(ahead, parallel.BackgroundIndexer)
     last = ahead.take(items[-1][1])  # far down the queue: taken out, for the caller to index
-    assert last is None
+    assert last == parallel.YOURS
     first = ahead.take(items[0][1])  # in the first chunk sent: waited for
-    assert first is not None and f"f0" in pickle.loads(first[1]).functions
+    assert first is not None and "f0" in pickle.loads(first[1]).functions
+    ahead.add(parallel._chunks([(f"n{i}", str(tmp_path / f"n{i}.py"), False) for i in range(2)], {}))
+    for i in range(2):
+        (tmp_path / f"n{i}.py").write_text("x = 1\n")
+    assert ahead.finish() == 42  # each file once: 39 by the pool, 1 taken out by the caller, 2 added
     assert ahead.take(items[0][1]) is None  # handed over once
-    assert ahead.finish() == 39
     assert ahead.take(str(tmp_path / "elsewhere.py")) is None
-    got = {p for _, p, _ in items[1:-1] if ahead.take(p) is not None}
-    assert got == {p for _, p, _ in items[1:-1]}
-    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 39
+    summary = ahead.take(items[1][1])
+    assert summary is not None and "f1" in pickle.loads(summary[1]).functions
+    got = {p for _, p, _ in items[2:-1] if ahead.take(p) is not None}
+    assert got == {p for _, p, _ in items[2:-1]}
+    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 41  # the caller's own is not the pool's to write
 
 
 def test_background_indexer_stops_on_close(tmp_path):
