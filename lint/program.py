@@ -62,6 +62,9 @@ _TRIVIAL_BASES = frozenset({"builtins.object", "object", "abc.ABC", "typing.Gene
                             "abc.ABCMeta"})
 
 
+_NOT_LOADED = object()
+
+
 def split_id(fid: str):
     mod, _, qual = fid.partition(":")
     return mod, qual
@@ -225,6 +228,8 @@ class Program:
         self.locator = locator
         self._load_summary = load_summary  # (name, path, is_package) -> ModuleSummary
         self.modules: dict = {}
+        self._function_of: dict = {}  # fid -> FunctionSummary or None (function)
+        self._class_of: dict = {}  # cid -> ClassSummary or None (klass)
         self.stats = Stats()
         self.scanned_modules = frozenset(scanned_modules)
         self.arch = arch  # optional ArchFacts (--target-arch): folds device queries into constants
@@ -299,8 +304,9 @@ class Program:
 
     # ------------------------------------------------------------------ modules
     def module(self, name: str) -> Optional[ModuleSummary]:
-        if name in self.modules:
-            return self.modules[name]
+        m = self.modules.get(name, _NOT_LOADED)
+        if m is not _NOT_LOADED:
+            return m
         loc = self.locator.find(name)
         summ = None
         if loc is not None:
@@ -319,15 +325,27 @@ class Program:
         self.modules[name] = summ
         return summ
 
+    # function() and klass() are asked millions of times on a large scan, for ~100,000 distinct ids: a module's
+    # summary never changes once loaded, so each answer is kept (None too)
     def function(self, fid: str) -> Optional[FunctionSummary]:
-        mod, qual = split_id(fid)
+        try:
+            return self._function_of[fid]
+        except KeyError:
+            pass
+        mod, _, qual = fid.partition(":")
         m = self.module(mod)
-        return m.functions.get(qual) if m else None
+        f = self._function_of[fid] = m.functions.get(qual) if m else None
+        return f
 
     def klass(self, cid: str):
-        mod, qual = split_id(cid)
+        try:
+            return self._class_of[cid]
+        except KeyError:
+            pass
+        mod, _, qual = cid.partition(":")
         m = self.module(mod)
-        return m.classes.get(qual) if m else None
+        c = self._class_of[cid] = m.classes.get(qual) if m else None
+        return c
 
     def module_value(self, name: str) -> frozenset:
         if self.module(name) is not None:

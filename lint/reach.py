@@ -16,6 +16,7 @@ What one call site means is worked out once per (function, self class) as a list
 """
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
@@ -117,6 +118,7 @@ class Reach:
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
         self._const_memo: dict = {}
+        self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
 
     # ----------------------------------------------------------- call-site meaning
@@ -487,6 +489,30 @@ class Reach:
     # ------------------------------------------------------------------- report
     def _report(self, rule, act: Action, node: Node, ctx, detail: str = "") -> list:
         parent, prefixes, region, region_ref = ctx
+        # what a report says depends on the node, the action and fullgraph only; the path to it, on the region
+        key = (id(act), node, rule.code, region.fullgraph is True, detail)
+        fixed = self._report_memo.get(key)
+        if fixed is None:
+            fixed = self._report_memo[key] = (act,) + self._report_text(rule, act, node, region.fullgraph, detail)
+        _, code, severity, path, qualname, message, dynamo, loader_fix_point = fixed
+        frames, cached = self._frames(node, act.line, parent, prefixes)
+        return [Finding(
+            rule=code,
+            severity=severity,
+            path=path,
+            line=act.line,
+            col=act.col + 1,
+            qualname=qualname,
+            message=message,
+            dynamo=dynamo,
+            region=region_ref,
+            trace=tuple(frames),
+            callee=act.callee,
+            fix_point=loader_fix_point or self._fix_point(frames, cached, region),
+        )]
+
+    def _report_text(self, rule, act: Action, node: Node, fullgraph, detail: str) -> tuple:
+        """(rule code, severity, path, qualname, message, Dynamo outcome, fix point if a cached loader)."""
         callee = act.callee
         message = rule.message.format(callee=callee, detail=act.detail or "")
         if rule.code == "CL117":
@@ -510,31 +536,19 @@ class Reach:
         elif node.mode == "disabled" and rule.code != "CL116":
             message += " (behind torch.compiler.disable, itself an error under fullgraph=True: use an op boundary)"
         if kind == BREAK:
-            severity = "error" if region.fullgraph is True else "warning"
-            if rule.code == "CL116" and region.fullgraph is not True:
+            severity = "error" if fullgraph is True else "warning"
+            if rule.code == "CL116" and fullgraph is not True:
                 severity = "note"
         elif kind == SILENT:
             severity = "warning"
         else:
             severity = "note"
-        frames, cached = self._frames(node, act.line, parent, prefixes)
         f = self.p.function(node.fid)
         mod = self.p.module(split_id(node.fid)[0])
-        return [Finding(
-            rule=rule.code,
-            severity=severity,
-            path=mod.path if mod else "",
-            line=act.line,
-            col=act.col + 1,
-            qualname=f.qualname if f else split_id(node.fid)[1],
-            message=message,
-            dynamo=rule.outcome_for(callee) if rule.code not in ("CL204",) else rule.dynamo.describe(),
-            region=region_ref,
-            trace=tuple(frames),
-            callee=callee,
-            fix_point=self.p.function(node.loader).qualname if node.loader and self.p.function(node.loader)
-            else self._fix_point(frames, cached, region),
-        )]
+        loader = self.p.function(node.loader) if node.loader else None
+        return (rule.code, severity, mod.path if mod else "", f.qualname if f else split_id(node.fid)[1], message,
+                rule.outcome_for(callee) if rule.code not in ("CL204",) else rule.dynamo.describe(),
+                loader.qualname if loader else None)
 
     def _frames(self, node: Node, line: int, parent: dict, prefixes: dict) -> tuple:
         """The call path from the region to ``line`` in ``node``, and which of its frames are cached loaders.
@@ -574,7 +588,7 @@ class Reach:
             return frames[min(cached_idx)].qualname
         region_top = _top_package(region.path, self.import_roots)
         for fr in frames:
-            if _top_package(fr.path, self.import_roots) != region_top:
+            if _top_package(fr.path, self.import_roots) != region_top:  # (memoised: a million calls)
                 return fr.qualname
         return frames[-1].qualname if frames else ""
 
@@ -584,6 +598,7 @@ def _breaks_at_disable(fv: Func, node: Node) -> bool:
     return "disabled" in fv.flags and not node.mode.startswith("tracetime")
 
 
+@functools.lru_cache(maxsize=65536)
 def _top_package(path: str, import_roots: tuple = ()) -> str:
     """The top-level package a file belongs to: the first name under its import root (a scanned checkout's
     root, a site-packages), else the directory right under a site-packages.  (Without the import roots a
