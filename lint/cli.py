@@ -5,6 +5,7 @@ Exit codes follow ruff: 0 no findings, 1 findings, 2 bad usage, bad configuratio
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -298,8 +299,6 @@ def entry():  # pragma: no cover - the console script; tests call `main` in-proc
     statistics under seeds 1 and 2); the command still re-executes itself once with PYTHONHASHSEED=0, so any
     order left unfixed cannot make a cached result differ from a fresh one.
     """
-    import os
-
     if os.name == "posix" and os.environ.get("PYTHONHASHSEED") != "0" and not os.environ.get(
             "COMPILE_LINT_NO_REEXEC"):
         env = dict(os.environ, PYTHONHASHSEED="0")
@@ -319,8 +318,13 @@ def entry():  # pragma: no cover - the console script; tests call `main` in-proc
         code = e.code
     else:
         code = EXIT_CLEAN
-    # Everything is written (reports, the cache: atomic renames) and the workers are gone, so the process
-    # leaves without freeing its objects one by one: after a whole site-packages that teardown took ~2 s.
+    _leave(code)
+
+
+def _leave(code) -> None:
+    """Exit with ``code`` without freeing the process's objects one by one: everything is written by now
+    (reports; the cache, by atomic renames) and the workers are gone, and after a whole site-packages that
+    teardown took ~2 s."""
     if isinstance(code, str):
         click.echo(code, err=True)
         code = EXIT_ERROR

@@ -1,4 +1,4 @@
-"""Parallel indexing: parse, before the walk, the files a scan is about to need, on ``--jobs`` processes.
+"""Parallel indexing: parse the files a scan is about to need on ``--jobs`` processes, while it runs.
 
 The walk stays demand-driven and single-process (its memo tables make the analysis order-sensitive, so it is
 not split); what is split is the part that does not depend on anything else: turning a file into a
@@ -9,14 +9,17 @@ not split); what is split is the part that does not depend on anything else: tur
    restricted to what the locator maps to a file (never the standard library or torch: those stay external);
 2. keeps the files whose summary is not in the cache (content hash, as ``SummaryCache.key``) -- on a warm run
    that is none, and no worker is started;
-3. indexes them in chunks on a ``ProcessPoolExecutor`` (``fork`` on Linux, see ``_mp_context``); each
-   worker writes its summaries into the cache (atomic renames, so concurrent runs are safe) and sends the
-   same pickled bytes back, so the main process does not read them again, and unpickles one only when the
-   walk asks for that module.
+3. hands them, in that order (the order the scan will want them), to a ``BackgroundIndexer``: small chunks on
+   a ``ProcessPoolExecutor`` (``fork`` on Linux, see ``_mp_context``) whose workers run at a lower priority.
+   The candidates go first, before their imports are even looked for.  Each worker writes its summaries into
+   the cache (atomic renames, so concurrent runs are safe) and sends the same pickled bytes back; the main
+   process unpickles one only when the scan asks for that module.
 
-The summaries are handed to ``SummaryLoader`` (``preloaded``), which uses one only if the file's content key
-still matches.  The same files are prefetched whatever the number of jobs (``jobs=1`` indexes them in this
-process), so the counts in ``stats`` and the report do not depend on ``--jobs``.
+Meanwhile the main process finds the regions and walks them (``engine._find_and_walk``).  ``SummaryLoader``
+asks ``take(path)``: the pool's summary (used only if the file's content key still matches), a wait for a
+chunk in flight, or ``YOURS`` -- a file the pool has not reached yet, which the loader indexes itself.
+``finish()`` then indexes whatever is left, so the same files are indexed, and counted, whatever the timing
+and the number of jobs (``jobs=1`` indexes them all first, in this process: ``Indexed``).
 """
 from __future__ import annotations
 

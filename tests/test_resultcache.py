@@ -185,6 +185,8 @@ def test_the_console_script_reexecutes_with_a_pinned_seed_and_a_safe_path(monkey
 
     monkeypatch.setattr(os, "execve", fake_execve)
     monkeypatch.setattr(cli, "main", lambda **kw: None)
+    exits = []
+    monkeypatch.setattr(cli, "_leave", exits.append)  # the real one ends the process (os._exit)
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
     monkeypatch.delenv("COMPILE_LINT_NO_REEXEC", raising=False)
     monkeypatch.setattr("sys.argv", ["compile-lint", "scan", "x"])
@@ -196,3 +198,4 @@ def test_the_console_script_reexecutes_with_a_pinned_seed_and_a_safe_path(monkey
     monkeypatch.setenv("PYTHONHASHSEED", "0")
     cli.entry()
     assert not calls  # already pinned: no second exec
+    assert exits == [0, 0]
