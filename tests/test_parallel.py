@@ -3,6 +3,7 @@ nothing, a corrupt entry is rebuilt, concurrent runs can share one cache directo
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import pickle
 import subprocess
@@ -213,6 +214,9 @@ def test_background_indexer_stops_on_close(tmp_path):
         items.append((f"m{i}", str(p), False))
     ahead = parallel.index_in_parallel(items, SummaryCache(None), jobs=2)
     ahead.close()
+    # the workers are gone when close() returns: the CLI then leaves with os._exit, and workers it had not
+    # told to stop waited on their queue forever (found by interrupting a whole site-packages scan)
+    assert not multiprocessing.active_children()
     ahead._feeder.join(timeout=30)
     assert not ahead._feeder.is_alive()
     assert ahead.take(items[-1][1]) is None
