@@ -258,6 +258,20 @@ def _init_worker() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (AttributeError, ValueError, OSError):
         pass
+    # A worker whose main process died without stopping it (SIGKILL, SIGTERM, the OOM killer) would wait on
+    # its task queue forever: it holds that queue's write end itself, so no end of file ever comes.
+    import threading
+
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        import time
+
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch_parent, name="compile-lint-parent-watch", daemon=True).start()
 
 
 class BackgroundIndexer:
