@@ -233,7 +233,8 @@ def _scan(options: ScanOptions) -> ScanResult:
     # --- end of: which files to parse ---
     try:
         regions, merged, first_hazard, reach = _find_and_walk(
-            options, program, finder, candidates, search_path, trace_rules, progress)
+            options, program, finder, candidates, search_path, trace_rules, progress,
+            parsed=lambda: loader.parsed + loader.ahead.indexed)
     except BaseException:
         loader.ahead.close()  # an error or an interrupt: no worker left behind
         raise
@@ -275,7 +276,7 @@ def _scan(options: ScanOptions) -> ScanResult:
 
 
 def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder, candidates: list,
-                   search_path: list, trace_rules, progress) -> tuple:
+                   search_path: list, trace_rules, progress, parsed: Callable[[], int] = lambda: 0) -> tuple:
     """Find the regions of each candidate file and walk them at once, then those of the configured public APIs
     and entry points.
 
@@ -301,7 +302,8 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     progress("scan", done=0, total=len(candidates))
     for i, f in enumerate(candidates):
         walk(finder.find(f.module))
-        progress("scan", done=i + 1, total=len(candidates), regions=len(regions), findings=len(merged.best))
+        progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
+                 findings=len(merged.best))
     for package in options.public_api:
         found = finder.public_api(package)
         if not found and program.module(package) is None:

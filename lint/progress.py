@@ -1,8 +1,8 @@
 """Progress on long scans: one self-rewriting bar on a terminal, nothing otherwise (or with ``-q``).
 
 Phases: ``index`` (files parsed ahead, when that is done before the rest: ``--jobs 1``), then ``scan``
-(candidate files searched for compiled regions, each region walked as it is found; ``regions`` and
-``findings`` so far).
+(candidate files searched for compiled regions, each region walked as it is found; files ``parsed``,
+``regions`` and ``findings`` so far).
 """
 from __future__ import annotations
 

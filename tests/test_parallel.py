@@ -220,3 +220,22 @@ def test_background_indexer_stops_on_close(tmp_path):
     ahead._feeder.join(timeout=30)
     assert not ahead._feeder.is_alive()
     assert ahead.take(items[-1][1]) is None
+
+
+def test_progress_reports_files_parsed_regions_and_findings(tree):
+    import io
+
+    from compile_lint.progress import Progress
+
+    events = []
+    r = scan(ScanOptions(paths=[tree], use_environment=False, cache_dir=None, jobs=2,
+                         progress=lambda ev, **info: events.append((ev, info))))
+    last = [info for ev, info in events if ev == "scan"][-1]
+    assert last["done"] == last["total"] > 100
+    # the pool may still be on its last chunks (finish() waits for them after the walk)
+    assert 0 < last["parsed"] <= r.stats["files_parsed"] and last["regions"] == r.stats["regions"] == 1
+    assert last["findings"] >= 1
+    out = io.StringIO()
+    bar = Progress(out)
+    bar("scan", **last)
+    assert f"{last['total']}/{last['total']} files, parsed {last['parsed']}, regions 1" in out.getvalue()
