@@ -18,7 +18,7 @@ from .cache import SummaryCache
 from .discover import discover
 from .findings import SEVERITY_ORDER, Finding
 from .index import decode_source, index_source
-from .parallel import YOURS
+from .parallel import YOURS, default_jobs, prefetch
 from .program import ModuleLocator, Program
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, RegionFinder
@@ -226,8 +226,6 @@ def _scan(options: ScanOptions) -> ScanResult:
             candidates.append(f)
     # the candidates and what they import are parsed on --jobs processes (lint/parallel.py), in the background
     # while this process finds the regions and walks them
-    from .parallel import default_jobs, prefetch
-
     loader.ahead = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,
                             options.jobs or default_jobs(), progress=progress)
     # --- end of: which files to parse ---

@@ -176,10 +176,7 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
             background.add(_chunks(level_items, sizes))
             continue
         to_index += level_items
-        if jobs > 1 and len(to_index) >= MIN_PARALLEL_FILES and level < depth:
-            chunks = _chunks(to_index, sizes)
-            if len(chunks) > 1:
-                background = BackgroundIndexer(chunks, cache, jobs)
+        background = _background(to_index, cache, jobs, sizes)
     if background is not None:
         background.seal()
         return background
@@ -204,11 +201,10 @@ def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Option
     needed."""
     progress = progress or (lambda *a, **k: None)
     if not items:
-        return Indexed({}, cache)
-    if jobs > 1 and len(items) >= MIN_PARALLEL_FILES:
-        chunks = _chunks(items, sizes or {})
-        if len(chunks) > 1:
-            return BackgroundIndexer(chunks, cache, jobs)
+        return Indexed({})
+    background = _background(items, cache, jobs, sizes or {})
+    if background is not None:
+        return background
     cache_dir = str(cache.root) if cache.root is not None else None
     out: dict = {}
     total = len(items)
@@ -219,7 +215,16 @@ def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Option
             out[path] = (key, summary)
         cache.problems.extend(problems)
         progress("index", done=len(out), total=total)
-    return Indexed(out, cache)
+    return Indexed(out)
+
+
+def _background(items: list, cache: SummaryCache, jobs: int, sizes: dict) -> Optional["BackgroundIndexer"]:
+    """A pool indexing ``items`` in the background, if there are jobs and work enough for one (a worker costs
+    ~0.2 s to start); else None."""
+    if jobs < 2 or len(items) < MIN_PARALLEL_FILES:
+        return None
+    chunks = _chunks(items, sizes)
+    return BackgroundIndexer(chunks, cache, jobs) if len(chunks) > 1 else None
 
 
 YOURS = "yours"  # BackgroundIndexer.take: a file of the set for the caller to index (already counted)
@@ -228,7 +233,7 @@ YOURS = "yours"  # BackgroundIndexer.take: a file of the set for the caller to i
 class Indexed:
     """Summaries indexed ahead, all at hand: ``{str(path): (content key, summary or its pickled bytes)}``."""
 
-    def __init__(self, summaries: dict, cache: Optional[SummaryCache] = None):
+    def __init__(self, summaries: dict):
         self.summaries = summaries
         self.indexed = len(summaries)  # files parsed ahead (each counted once, used or not)
 

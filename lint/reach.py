@@ -489,7 +489,9 @@ class Reach:
     # ------------------------------------------------------------------- report
     def _report(self, rule, act: Action, node: Node, ctx, detail: str = "") -> list:
         parent, prefixes, region, region_ref = ctx
-        # what a report says depends on the node, the action and fullgraph only; the path to it, on the region
+        # what a report says depends on the node, the action and fullgraph only; the path to it, on the region.
+        # Actions are keyed by identity (hashing one hashes its expressions) and kept in the entry, so that
+        # identity is never reused.
         key = (id(act), node, rule.code, region.fullgraph is True, detail)
         fixed = self._report_memo.get(key)
         if fixed is None:
