@@ -211,7 +211,6 @@ def _scan(options: ScanOptions) -> ScanResult:
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys())
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
-    finder = RegionFinder(program, options.framework_models, tuple(options.models))
     markers = tuple(options.region_markers) + tuple(
         m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
     candidates = []
@@ -224,6 +223,8 @@ def _scan(options: ScanOptions) -> ScanResult:
             continue
         if any(mk in data for mk in markers):
             candidates.append(f)
+    finder = RegionFinder(program, options.framework_models, tuple(options.models),
+                          candidates=frozenset(f.module for f in candidates))
     # the candidates and what they import are parsed on --jobs processes (lint/parallel.py), in the background
     # while this process finds the regions and walks them
     loader.ahead = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,

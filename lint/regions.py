@@ -7,10 +7,12 @@ framework wrappers (``FRAMEWORK_MODELS``, data) and user entry points (``module:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .dynamo import model
+from .parallel import _IMPORT_RE
 from .program import Program, Scope, dotted, split_id
 from .values import Class, Const, External, Func, Instance, Partial, ordered
 
@@ -70,8 +72,12 @@ class Region:
 
 
 class RegionFinder:
-    def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS, models: tuple = ()):
+    def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS, models: tuple = (),
+                 candidates: Optional[frozenset] = None):
         self.p = program
+        # The modules whose file spells a marker word (engine.scan's byte-level pre-filter), or None: any.
+        # Only there can a module-level name be bound to a compile function (see _marker_name).
+        self.candidates = candidates
         self.models = {m.callee: m for m in framework_models}
         self.model_filter = tuple(models)  # --model: restrict registry fallbacks to these classes
         self.unresolved: list = []  # (path, line, why)
@@ -159,22 +165,26 @@ class RegionFinder:
                 pid = f"{module_name}:{f.parent}"
                 dscope = Scope(module_name, self.p.function(pid), pid)
             for d in f.decorators:
-                regions += self._from_decorator(d, f, fid, m.path, dscope)
+                if self._may_make_region(d[1] if d[0] == "call" else d, module_name, dscope.func):
+                    regions += self._from_decorator(d, f, fid, m.path, dscope)
             for site in f.calls:
                 if self._may_make_region(site.func, module_name, f):
                     regions += self._from_call(site, m.path, scope)
         for qual, c in m.classes.items():
             for d in c.decorators:
-                regions += self._from_class_decorator(d, c, f"{module_name}:{qual}", m.path, Scope(module_name))
+                if self._may_make_region(d[1] if d[0] == "call" else d, module_name, None):
+                    regions += self._from_class_decorator(d, c, f"{module_name}:{qual}", m.path,
+                                                          Scope(module_name))
         return regions
 
     # ------------------------------------------------------------- call-site pre-filter
     def _may_make_region(self, func, module_name: str, f) -> bool:
-        """Could evaluating this callee give a compile function or a framework wrapper?
+        """Could evaluating this callee (or decorator) give a compile function or a framework wrapper?
 
         Syntactic and conservative: the callee expression mentions a marker word, or calls a name whose local
         or module-level definition does (followed through imports of region-candidate modules).  Evaluating
-        every call site of every candidate file took 90 of 110 s on a whole site-packages.
+        every call site of every candidate file took 90 of 110 s on a whole site-packages; decorators
+        (``@property``, ``@dataclass``, ``@triton.jit``...) are filtered the same way.
         """
         if _mentions(func, self.marker_words):
             return True
@@ -195,6 +205,14 @@ class RegionFinder:
         key = (module_name, name)
         if key in self._marker_name_memo:
             return self._marker_name_memo[key]
+        if self.candidates is not None and module_name not in self.candidates and not self._may_rebind(
+                module_name, name):
+            # A file that spells no marker word binds a name to a compile function only by importing or
+            # aliasing one: `from .utils import f` is followed into such a utils only if its text says so.
+            # (Loading every module a candidate calls into, to look at one name, loaded 1,400 modules of a
+            # site-packages for nothing.)
+            self._marker_name_memo[key] = False
+            return False
         self._marker_name_memo[key] = False  # cycles: `a = b; b = a`
         m = self.p.module(module_name)
         found = False
@@ -212,6 +230,23 @@ class RegionFinder:
                 break
         self._marker_name_memo[key] = found
         return found
+
+    def _may_rebind(self, module_name: str, name: str) -> bool:
+        """Does the module's text import ``name`` or bind it to another name (``name = other``)?  Read, not
+        parsed."""
+        loc = self.p.locator.find(module_name)
+        if loc is None or loc[0] is None:
+            return False
+        try:
+            with open(loc[0], "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return False
+        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
+        if any(word.search(m.group()) for m in _IMPORT_RE.finditer(data)):
+            return True
+        return re.search(rb"^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$",
+                         data, re.M) is not None
 
     def _from_decorator(self, d, f, fid: str, path: str, scope: Scope) -> list:
         head = d[1] if d[0] == "call" else d

@@ -189,3 +189,63 @@ def test_fix_point_is_the_first_function_outside_the_region_package_in_a_checkou
     errors = [f for f in r.findings if f.rule == "CL101"]
     assert len(errors) == 1, [(f.fix_point, f.region.qualname) for f in errors]
     assert errors[0].fix_point == "load" and errors[0].regions_reaching == 2
+
+
+def test_compile_wrapper_imported_from_another_candidate_file_makes_a_region(tmp_path):
+    """`from .wrap import fast; @fast` where wrap.py binds `fast = torch.compile`: the finder follows the
+    import into wrap.py (a candidate: it spells a marker word), and into a file that spells none only if its
+    text imports or aliases the name (relay.py), not into one that merely defines it (plain.py)."""
+    write(tmp_path / "proj", {
+        "pkg/__init__.py": "",
+        "pkg/wrap.py": """
+            import torch
+            fast = torch.compile
+            """,
+        "pkg/relay.py": "from .wrap import (\n    fast as quick,\n)\nslow = quick\n",  # spells no marker word
+        "pkg/plain.py": "def plain(f):\n    return f\n",
+        "pkg/model.py": """
+            import subprocess
+            from .wrap import fast
+            from .relay import quick, slow
+            from .plain import plain
+
+            @fast  # compiled
+            def step(x):
+                subprocess.run(["true"])
+                return x
+
+            @quick
+            def other(x):
+                return x
+
+            @slow
+            def third(x):
+                return x
+
+            @plain
+            def not_compiled(x):
+                subprocess.run(["true"])
+                return x
+            """,
+    })
+    result = scan(ScanOptions(paths=[tmp_path / "proj"], use_environment=False))
+    assert [r.qualname for r in result.regions] == ["step", "other", "third"]
+    assert [(f.rule, f.line) for f in result.findings] == [("CL101", 9)]
+    assert "pkg.plain" not in result.program.modules  # never loaded: its text neither imports nor aliases
+
+
+def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
+    from compile_lint.program import _MentionIndex
+
+    files = []
+    for name, text in {"a": "class A(Base, mix.Mixin):\n    pass\nEntryClass = A\n",
+                       "b": "EntryClasses = []\nclass B(\n    Base,\n):\n    x = Mixin\n",
+                       "c": "# Base\n"}.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        files.append((name, tmp_path / f"{name}.py", False))
+    index = _MentionIndex(files)
+    names = lambda hits: [m for m, _, _ in hits]  # noqa: E731
+    assert names(index.files_with(b"EntryClass")) == ["a"]  # not b's EntryClasses
+    assert names(index.files_with(b"Base")) == ["a", "b", "c"]
+    assert names(index.files_with(b"Base", in_bases=True)) == ["a", "b"]  # not c's comment
+    assert names(index.files_with(b"Mixin", in_bases=True)) == ["a"]  # b names it in its body only
