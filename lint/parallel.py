@@ -4,14 +4,15 @@ The walk stays demand-driven and single-process (its memo tables make the analys
 not split); what is split is the part that does not depend on anything else: turning a file into a
 ``ModuleSummary``.  ``prefetch()``
 
-1. takes the region candidates (the files the region finder will open first, see ``engine.scan``) and the
-   modules they import, transitively up to ``depth`` levels (a byte-level scan of ``import`` lines: no parse),
-   restricted to what the locator maps to a file (never the standard library or torch: those stay external);
+1. takes the region candidates (the files the region finder opens, in its order, see ``engine.scan``), each
+   followed -- if it likely holds a region -- by the modules it imports, transitively up to ``depth`` levels
+   (a byte-level scan of ``import`` lines: no parse), restricted to what the locator maps to a file (never the
+   standard library or torch: those stay external);
 2. keeps the files whose summary is not in the cache (content hash, as ``SummaryCache.key``) -- on a warm run
    that is none, and no worker is started;
 3. hands them, in that order (the order the scan will want them), to a ``BackgroundIndexer``: small chunks on
    a ``ProcessPoolExecutor`` (``fork`` on Linux, see ``_mp_context``) whose workers run at a lower priority.
-   The candidates go first, before their imports are even looked for.  Each worker writes its summaries into
+   The pool starts on the first files while the rest are still being ordered.  Each worker writes its summaries into
    the cache (atomic renames, so concurrent runs are safe) and sends the same pickled bytes back; the main
    process unpickles one only when the scan asks for that module.
 
@@ -44,6 +45,7 @@ _NAME_RE = re.compile(rb"[A-Za-z_][\w.]*")
 CHUNK_BYTES = 300_000
 CHUNK_FILES = 16
 MIN_PARALLEL_FILES = 16  # fewer files than this: index in this process (a worker costs ~0.2 s to start)
+FIRST_BATCH = 64  # files ordered before the pool starts (prefetch); later ones are handed on in batches as big
 
 
 def default_jobs() -> int:
@@ -132,51 +134,74 @@ def _index_pickled(cache_dir: Optional[str], items: list) -> tuple:
 
 
 def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 2,
-             progress: Optional[Callable] = None):
-    """Index the candidates and their imports (see the module docstring).
+             progress: Optional[Callable] = None, follow: Optional[Callable[[bytes], bool]] = None):
+    """Index the candidates and the imports of the likely region files (see the module docstring).
 
-    ``candidates``: [(module, path, is_package)].  Returns what indexes them (``Indexed`` or
-    ``BackgroundIndexer``: ``take(path)``, ``finish()``, ``close()``); cache problems of the workers are
-    appended to ``cache.problems``.  With a pool, the candidates go to it before their imports are even
-    looked for, so the workers start at once.
+    ``candidates``: [(module, path, is_package)], in the order the scan visits them.  ``follow(data)``: is
+    this candidate likely to hold a region (it spells ``torch.compile``, say, not just ``re.compile``)?  Only
+    those have their imports added, up to ``depth`` levels, right after the candidate itself: that is the
+    order the walk asks for them, as it walks a file's regions as soon as they are found.  (All candidates
+    first, then every candidate's imports, made the walk index half of what it needed itself: the pool was
+    still on candidates; and two thirds of the imports of the other candidates were never needed.)
+    Returns what indexes them (``Indexed`` or ``BackgroundIndexer``: ``take(path)``, ``finish()``,
+    ``close()``); cache problems of the workers are appended to ``cache.problems``.  The pool starts on the
+    first batch while the rest is still being ordered.
     """
     progress = progress or (lambda *a, **k: None)
-    wanted: dict = {}  # str(path) -> (module, path, is_package), in a deterministic order
-    frontier = [(m, Path(p), pkg) for m, p, pkg in candidates]
-    seen_modules = {m for m, _, _ in frontier}
+    follow = follow or (lambda data: True)
+    wanted: set = set()  # str(path) of every file of the set
+    seen_modules: set = set()
     sizes: dict = {}
+    batch: list = []  # not in the cache, not handed on yet
     to_index: list = []
     background = None
-    for level in range(depth + 1):
-        nxt = []
-        level_items = []
-        for module, path, is_package in frontier:
-            key_path = str(path)
-            if key_path in wanted:
-                continue
-            wanted[key_path] = (module, path, is_package)
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue  # reported by the loader if the walk needs the file
-            sizes[key_path] = len(data)
-            if not cache.has(cache.key(data, module, is_package)):
-                level_items.append((module, key_path, is_package))
-            if level == depth:
-                continue
-            for name in imported_modules(data, module, is_package):
-                if name in seen_modules:
-                    continue
-                seen_modules.add(name)
-                loc = locator.find(name)
-                if loc is not None and loc[0] is not None:
-                    nxt.append((name, Path(loc[0]), loc[1]))
-        frontier = nxt
+
+    def want(module: str, path: Path, is_package: bool) -> Optional[bytes]:
+        key_path = str(path)
+        if key_path in wanted:
+            return None
+        wanted.add(key_path)
+        seen_modules.add(module)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None  # reported by the loader if the walk needs the file
+        sizes[key_path] = len(data)
+        if not cache.has(cache.key(data, module, is_package)):
+            batch.append((module, key_path, is_package))
+        return data
+
+    def hand_on(final: bool = False) -> None:
+        nonlocal background, batch
         if background is not None:
-            background.add(_chunks(level_items, sizes))
-            continue
-        to_index += level_items
-        background = _background(to_index, cache, jobs, sizes)
+            background.add(_chunks(batch, sizes))
+        else:
+            to_index.extend(batch)
+            if len(to_index) >= FIRST_BATCH or final:
+                background = _background(to_index, cache, jobs, sizes)
+        batch = []
+
+    for module, path, is_package in candidates:
+        data = want(module, Path(path), is_package)
+        if data is not None and depth and follow(data):
+            frontier = [(module, data, is_package)]
+            for level in range(depth):
+                nxt = []
+                for mod, mod_data, mod_pkg in frontier:
+                    for name in imported_modules(mod_data, mod, mod_pkg):
+                        if name in seen_modules:
+                            continue
+                        seen_modules.add(name)
+                        loc = locator.find(name)
+                        if loc is None or loc[0] is None:
+                            continue
+                        got = want(name, Path(loc[0]), loc[1])
+                        if got is not None and level + 1 < depth:
+                            nxt.append((name, got, loc[1]))
+                frontier = nxt
+        if len(batch) >= FIRST_BATCH or (background is None and len(to_index) + len(batch) >= FIRST_BATCH):
+            hand_on()
+    hand_on(final=True)
     if background is not None:
         background.seal()
         return background

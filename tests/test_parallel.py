@@ -239,3 +239,28 @@ def test_progress_reports_files_parsed_regions_and_findings(tree):
     bar = Progress(out)
     bar("scan", **last)
     assert f"{last['total']}/{last['total']} files, parsed {last['parsed']}, regions 1" in out.getvalue()
+
+
+def test_prefetch_puts_a_likely_region_files_imports_right_after_it(tmp_path):
+    """The order of need: each candidate, then (only for those ``follow`` picks) its imports, two levels
+    deep; a candidate imported earlier is not queued twice; nothing else is read ahead."""
+    from compile_lint.program import ModuleLocator
+
+    files = {
+        "a.py": "import b\n# compiled\n",  # a candidate, not followed: b is not read ahead for it
+        "r.py": "import b, c\n# torch.compile\n",  # followed
+        "b.py": "import d\n",
+        "c.py": "import e\n",
+        "d.py": "import deep\n",  # level 2: its own imports are not followed
+        "deep.py": "",
+        "e.py": "",
+        "s.py": "import e\n# torch.compile\n",  # followed, but e is queued already
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    scanned = {n[:-3]: (tmp_path / n, False) for n in files}
+    locator = ModuleLocator(scanned, [str(tmp_path)])
+    cands = [(m, tmp_path / f"{m}.py", False) for m in ("a", "r", "s")]
+    ahead = parallel.prefetch(cands, locator, SummaryCache(None), jobs=1,
+                              follow=lambda data: b"torch.compile" in data)
+    assert list(ahead.summaries) == [str(tmp_path / f"{m}.py") for m in ("a", "r", "b", "c", "d", "e", "s")]
