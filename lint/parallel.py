@@ -133,7 +133,7 @@ def _index_pickled(cache_dir: Optional[str], items: list) -> tuple:
     return index_files(cache_dir, items, pickled=True)
 
 
-def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 2,
+def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 3,
              progress: Optional[Callable] = None, follow: Optional[Callable[[bytes], bool]] = None):
     """Index the candidates and the imports of the likely region files (see the module docstring).
 

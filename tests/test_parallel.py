@@ -242,7 +242,7 @@ def test_progress_reports_files_parsed_regions_and_findings(tree):
 
 
 def test_prefetch_puts_a_likely_region_files_imports_right_after_it(tmp_path):
-    """The order of need: each candidate, then (only for those ``follow`` picks) its imports, two levels
+    """The order of need: each candidate, then (only for those ``follow`` picks) its imports, ``depth``
     deep; a candidate imported earlier is not queued twice; nothing else is read ahead."""
     from compile_lint.program import ModuleLocator
 
@@ -261,6 +261,6 @@ def test_prefetch_puts_a_likely_region_files_imports_right_after_it(tmp_path):
     scanned = {n[:-3]: (tmp_path / n, False) for n in files}
     locator = ModuleLocator(scanned, [str(tmp_path)])
     cands = [(m, tmp_path / f"{m}.py", False) for m in ("a", "r", "s")]
-    ahead = parallel.prefetch(cands, locator, SummaryCache(None), jobs=1,
+    ahead = parallel.prefetch(cands, locator, SummaryCache(None), jobs=1, depth=2,  # d.py: the last level
                               follow=lambda data: b"torch.compile" in data)
     assert list(ahead.summaries) == [str(tmp_path / f"{m}.py") for m in ("a", "r", "b", "c", "d", "e", "s")]
