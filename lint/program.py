@@ -255,7 +255,7 @@ class Program:
         self._active: set = set()
         self._subclass_memo: dict = {}
         self._value_sets: dict = {}  # interned value sets (_interned)
-        self._reads_memo: dict = {}  # (id(function), id(expr)) -> (expr, names it may read): _param_reads
+        self._reads_memo: dict = {}  # id(function) -> id(expr) -> (expr, names it may read): _narrowed
         _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
@@ -593,7 +593,15 @@ class Program:
         """The scope with only the bound parameters the expression can read (through the function's locals
         too): a function evaluated for eight argument contexts then evaluates ``self.config.x`` once, not
         eight times.  An expression that makes a closure (a lambda, a local def) keeps every binding."""
-        reads = self._param_reads(scope.func, expr)
+        per_func = self._reads_memo.get(id(scope.func))
+        if per_func is None:
+            per_func = self._reads_memo[id(scope.func)] = {}
+        hit = per_func.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            reads = hit[1]
+        else:
+            reads = self._param_reads(scope.func, expr)
+            per_func[id(expr)] = (expr, reads)
         bindings = scope.bindings
         if reads is None or reads.issuperset(bindings):
             return scope
@@ -608,10 +616,6 @@ class Program:
     def _param_reads(self, f: Optional[FunctionSummary], expr) -> Optional[frozenset]:
         """Names an expression may read in function ``f``, following ``f``'s locals; None if it may capture
         the scope (a ``func`` node).  A superset: every ``name`` node counts."""
-        key = (id(f), id(expr))
-        hit = self._reads_memo.get(key)
-        if hit is not None and hit[0] is expr:
-            return hit[1]
         names: set = set()
         captures = False
         stack = [expr]
@@ -635,9 +639,7 @@ class Program:
             if tag == "const":
                 continue
             stack.extend(e)
-        out = None if captures else frozenset(names)
-        self._reads_memo[key] = (expr, out)
-        return out
+        return None if captures else frozenset(names)
 
     def _interned(self, res: frozenset) -> frozenset:
         """One object per distinct value set ({Unknown}, {Instance(C)}, {Func(f)}...): four million memo

@@ -13,6 +13,9 @@ from typing import Optional
 
 from .dynamo import model
 from .parallel import _IMPORT_RE
+
+_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_ALIAS_RE = re.compile(rb"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$", re.M)
 from .program import Program, Scope, dotted, split_id
 from .values import Class, Const, External, Func, Instance, Partial, ordered
 
@@ -88,6 +91,7 @@ class RegionFinder:
         self.marker_words = tuple(sorted({"compile", "optimize", "_dynamo"} | {
             m.callee.rsplit(".", 1)[-1] for m in framework_models}))
         self._marker_name_memo: dict = {}
+        self._rebound: dict = {}  # module -> names its import statements or aliases bind: _may_rebind
 
     # -------------------------------------------------------------------- helpers
     def _fullgraph(self, kwargs, keyword: Optional[str], default: Optional[bool], scope: Scope) -> Optional[bool]:
@@ -233,20 +237,21 @@ class RegionFinder:
 
     def _may_rebind(self, module_name: str, name: str) -> bool:
         """Does the module's text import ``name`` or bind it to another name (``name = other``)?  Read, not
-        parsed."""
-        loc = self.p.locator.find(module_name)
-        if loc is None or loc[0] is None:
-            return False
-        try:
-            with open(loc[0], "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return False
-        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
-        if any(word.search(m.group()) for m in _IMPORT_RE.finditer(data)):
-            return True
-        return re.search(rb"^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$",
-                         data, re.M) is not None
+        parsed; the words of a module's import statements and its aliases are kept, not its text."""
+        names = self._rebound.get(module_name)
+        if names is None:
+            loc = self.p.locator.find(module_name)
+            data = b""
+            if loc is not None and loc[0] is not None:
+                try:
+                    with open(loc[0], "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    pass
+            names = {w for m in _IMPORT_RE.finditer(data) for w in _WORD_RE.findall(m.group())}
+            names.update(_ALIAS_RE.findall(data))
+            self._rebound[module_name] = names
+        return name.encode() in names
 
     def _from_decorator(self, d, f, fid: str, path: str, scope: Scope) -> list:
         head = d[1] if d[0] == "call" else d
