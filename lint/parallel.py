@@ -12,9 +12,9 @@ not split); what is split is the part that does not depend on anything else: tur
    that is none, and no worker is started;
 3. hands them, in that order (the order the scan will want them), to a ``BackgroundIndexer``: small chunks on
    a ``ProcessPoolExecutor`` (``fork`` on Linux, see ``_mp_context``) whose workers run at a lower priority.
-   The pool starts on the first files while the rest are still being ordered.  Each worker writes its summaries into
-   the cache (atomic renames, so concurrent runs are safe) and sends the same pickled bytes back; the main
-   process unpickles one only when the scan asks for that module.
+   The pool starts on the first files while the rest are still being ordered.  Each worker writes its
+   summaries into the cache (atomic renames, so concurrent runs are safe) and sends the same pickled bytes
+   back; the main process unpickles one only when the scan asks for that module.
 
 Meanwhile the main process finds the regions and walks them (``engine._find_and_walk``).  ``SummaryLoader``
 asks ``take(path)``: the pool's summary (used only if the file's content key still matches), a wait for a
@@ -35,7 +35,7 @@ from .cache import SummaryCache, dumps
 from .index import decode_source, index_source
 
 # `import a.b, c as d` / `from .x.y import (p, q as r)`; multi-line parenthesised name lists are followed.
-_IMPORT_RE = re.compile(
+IMPORT_RE = re.compile(
     rb"^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)"
     rb"|import[ \t]+([^\n#;]+))", re.M)
 _NAME_RE = re.compile(rb"[A-Za-z_][\w.]*")
@@ -45,7 +45,7 @@ _NAME_RE = re.compile(rb"[A-Za-z_][\w.]*")
 CHUNK_BYTES = 300_000
 CHUNK_FILES = 16
 MIN_PARALLEL_FILES = 16  # fewer files than this: index in this process (a worker costs ~0.2 s to start)
-FIRST_BATCH = 64  # files ordered before the pool starts (prefetch); later ones are handed on in batches as big
+FIRST_BATCH = 64  # files ordered before the pool starts (prefetch); the rest go to it in batches of this size
 
 
 def default_jobs() -> int:
@@ -59,7 +59,7 @@ def imported_modules(data: bytes, module: str, is_package: bool) -> list:
     """Dotted names a file may import (``from x import y`` gives ``x`` and ``x.y``), relative ones resolved."""
     out = []
     pkg = module if is_package else module.rpartition(".")[0]
-    for m in _IMPORT_RE.finditer(data):
+    for m in IMPORT_RE.finditer(data):
         dots, base, names, plain = m.group(1), m.group(2), m.group(3), m.group(4)
         if plain is not None:
             for part in plain.split(b","):
@@ -199,7 +199,7 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
                         if got is not None and level + 1 < depth:
                             nxt.append((name, got, loc[1]))
                 frontier = nxt
-        if len(batch) >= FIRST_BATCH or (background is None and len(to_index) + len(batch) >= FIRST_BATCH):
+        if len(batch) + (len(to_index) if background is None else 0) >= FIRST_BATCH:
             hand_on()
     hand_on(final=True)
     if background is not None:

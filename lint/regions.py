@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .dynamo import model
-from .parallel import _IMPORT_RE
-
-_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_ALIAS_RE = re.compile(rb"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$", re.M)
+from .parallel import IMPORT_RE
 from .program import Program, Scope, dotted, split_id
 from .values import Class, Const, External, Func, Instance, Partial, ordered
+
+_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# `name = other.name` (an alias), possibly annotated, alone on its line
+_ALIAS_RE = re.compile(rb"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$",
+                       re.M)
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,7 @@ class RegionFinder:
                         data = fh.read()
                 except OSError:
                     pass
-            names = {w for m in _IMPORT_RE.finditer(data) for w in _WORD_RE.findall(m.group())}
+            names = {w for m in IMPORT_RE.finditer(data) for w in _WORD_RE.findall(m.group())}
             names.update(_ALIAS_RE.findall(data))
             self._rebound[module_name] = names
         return name.encode() in names
