@@ -249,3 +249,41 @@ def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
     assert names(index.files_with(b"Base")) == ["a", "b", "c"]
     assert names(index.files_with(b"Base", in_bases=True)) == ["a", "b"]  # not c's comment
     assert names(index.files_with(b"Mixin", in_bases=True)) == ["a"]  # b names it in its body only
+
+
+def test_argument_constants_reach_through_locals_and_closures(tmp_path):
+    """Expressions are evaluated with only the bound parameters they read (Program._narrowed): reads through
+    a local (`impl = kind`) and through a closure (`def go(): return kind`) must still see the constant."""
+    write(tmp_path / "proj", {
+        "pkg/__init__.py": "",
+        "pkg/model.py": """
+            import subprocess
+            import torch
+
+            def choose(kind, unused):
+                impl = kind
+                if impl == "shell":
+                    subprocess.run(["nvcc"])  # reached from choose("shell", 3) only
+                return unused
+
+            def runner(kind):
+                def go():
+                    return kind
+                return go()
+
+            @torch.compile(fullgraph=True)
+            def f(x):
+                choose("gpu", 1)
+                choose("gpu", 2)
+                if runner("gpu") == "shell":
+                    subprocess.check_output(["nvcc"])  # dead: runner("gpu") returns "gpu"
+                return x
+
+            @torch.compile(fullgraph=True)
+            def g(x):
+                choose("shell", 3)
+                return x
+            """,
+    })
+    result = scan(ScanOptions(paths=[tmp_path / "proj"], use_environment=False))
+    assert sorted((f.rule, f.line, f.region.qualname) for f in result.findings) == [("CL101", 8, "g")]
