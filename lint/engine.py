@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -211,10 +212,10 @@ def _scan(options: ScanOptions) -> ScanResult:
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys())
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
-    markers = tuple(options.region_markers) + tuple(
-        m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
-    likely_region_file = _likely_region_file(options)
-    candidates, likely = [], []
+    wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
+    markers = tuple(options.region_markers) + wrapper_names
+    likely_region_file = _likely_region_file(options, wrapper_names)
+    likely, others = [], []
     for f in disc.files:
         try:
             with open(f.path, "rb") as fh:
@@ -223,10 +224,10 @@ def _scan(options: ScanOptions) -> ScanResult:
             disc.problems.append((str(f.path), f"cannot read: {e.strerror or e}"))
             continue
         if any(mk in data for mk in markers):
-            (likely if likely_region_file(data) else candidates).append(f)
+            (likely if likely_region_file(data) else others).append(f)
     # The likely region files first: their walks keep this process busy while the pool indexes the other
     # candidates (which only the region search needs, and quickly), instead of waiting for the pool at first.
-    candidates = likely + candidates
+    candidates = likely + others
     finder = RegionFinder(program, options.framework_models, tuple(options.models),
                           candidates=frozenset(f.module for f in candidates))
     # the candidates, and what the likely region files import, are parsed on --jobs processes
@@ -279,16 +280,13 @@ def _scan(options: ScanOptions) -> ScanResult:
     return result
 
 
-def _likely_region_file(options: ScanOptions) -> Callable[[bytes], bool]:
+def _likely_region_file(options: ScanOptions, wrapper_names: tuple) -> Callable[[bytes], bool]:
     """Does a candidate's text spell a compile entry point (``torch.compile``, ``torch._dynamo``, a framework
     wrapper, ``model.compile()``, a configured marker), not only the word (``re.compile``, ``compiled``)?
     A guess that orders the background indexing (parallel.prefetch): 236 of the 2,876 candidates of the
     benchmark's site-packages hold regions, and this picks 457 files holding 234 of them.  The regions found
     do not depend on it."""
-    import re
-
-    words = [b"torch.compile", b"torch._dynamo", b"torch.compiler"]
-    words += [m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models]
+    words = [b"torch.compile", b"torch._dynamo", b"torch.compiler", *wrapper_names]
     words += [m for m in options.region_markers if m not in REGION_MARKERS]
     # substring tests first: a regex alternation without a common literal prefix tries every position of
     # every file (3 s of a scan)

@@ -165,7 +165,7 @@ class Scope:
             return False
 
 
-_IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a class header's base list: from `class Name(` to the `)` that ends the header (the first one followed by
 # `:`), across lines; nested calls and subscripts in the bases are inside the match
 _CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:", re.M | re.S)
@@ -209,7 +209,7 @@ class _MentionIndex:
                 for i, data in self._texts():
                     if b"class" not in data:
                         continue
-                    for word in {w for header in _CLASS_BASES_RE.findall(data) for w in _IDENT_RE.findall(header)}:
+                    for word in {w for header in _CLASS_BASES_RE.findall(data) for w in IDENT_RE.findall(header)}:
                         bases.setdefault(word, []).append(i)
                 self._bases = bases
             return [self.files[i] for i in self._bases.get(needle, ())]

@@ -13,10 +13,9 @@ from typing import Optional
 
 from .dynamo import model
 from .parallel import IMPORT_RE
-from .program import Program, Scope, dotted, split_id
+from .program import IDENT_RE, Program, Scope, dotted, split_id
 from .values import Class, Const, External, Func, Instance, Partial, ordered
 
-_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # `name = other.name` (an alias), possibly annotated, alone on its line
 _ALIAS_RE = re.compile(rb"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$",
                        re.M)
@@ -250,7 +249,7 @@ class RegionFinder:
                         data = fh.read()
                 except OSError:
                     pass
-            names = {w for m in IMPORT_RE.finditer(data) for w in _WORD_RE.findall(m.group())}
+            names = {w for m in IMPORT_RE.finditer(data) for w in IDENT_RE.findall(m.group())}
             names.update(_ALIAS_RE.findall(data))
             self._rebound[module_name] = names
         return name.encode() in names
