@@ -367,7 +367,9 @@ class Reach:
         self._guard_memo[key] = ok
         return ok
 
-    def walk(self, region: Region) -> list:
+    def walk(self, region: Region, visited: Optional[set] = None) -> list:
+        """The findings of one region.  ``visited``, when given, receives the id of every function the walk
+        enters (the real-code suite compares it with what Dynamo traced: tests/realcode/)."""
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
         variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
@@ -385,6 +387,8 @@ class Reach:
         while queue:
             node = queue.popleft()
             self.stats.functions_walked += 1
+            if visited is not None:
+                visited.add(node.fid)
             for step, what, act in self._steps(node, predicates, variant):
                 if step is _CHILD:
                     if what not in parent:
