@@ -9,17 +9,11 @@
 """
 from __future__ import annotations
 
-import builtins
-import os
-import re
-import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
-from .dynamo import model
-from .summary import FunctionSummary, ModuleSummary
-from .values import (
+from ..dynamo import model
+from ..summary import FunctionSummary, ModuleSummary
+from ..values import (
     EMPTY,
     UNKNOWN,
     Class,
@@ -39,13 +33,15 @@ from .values import (
     TupleVal,
     Unknown,
 )
+from .locator import BUILTIN_NAMES, _CLASS_BASES_RE, dotted, IDENT_RE, _MentionIndex, ModuleLocator, split_id, STDLIB  # noqa: F401
+from .scope import _fixed, _freeze, MAX_CALL_DEPTH, Scope, _SCOPE_KEYS, Stats  # noqa: F401
 
-STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names) | {"__future__"}
-BUILTIN_NAMES = frozenset(dir(builtins))
-MAX_CALL_DEPTH = 8
+
 # A function's return value is worked out per distinct argument context; past this many contexts, arguments
 # that carry nothing precise are left out of the context (Program._widened).
 MAX_CALL_CONTEXTS = 8
+
+
 _CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
                                   "torch.nn.ModuleDict", "builtins.dict", "builtins.set", "builtins.frozenset"})
 
@@ -65,174 +61,13 @@ _TRIVIAL_BASES = frozenset({"builtins.object", "object", "abc.ABC", "typing.Gene
 _NOT_LOADED = object()
 
 
-def split_id(fid: str):
-    mod, _, qual = fid.partition(":")
-    return mod, qual
-
-
-def dotted(fid: str) -> str:
-    mod, qual = split_id(fid)
-    return f"{mod}.{qual}" if mod else qual
-
-
-class ModuleLocator:
-    def __init__(self, scanned: dict, search_path: list, opaque: frozenset = model.OPAQUE_PACKAGES):
-        self.scanned = scanned  # module name -> (Path, is_package)
-        self.search_path = [Path(p) for p in search_path if p and Path(p).is_dir()]
-        self.opaque = opaque
-        self._memo: dict = {}
-
-    def is_external_top(self, name: str) -> bool:
-        top = name.split(".")[0]
-        return top in STDLIB or top in self.opaque
-
-    def package_files(self, top: str) -> list:
-        """(module, path, is_package) of every .py file of a top-level package (scanned or on the path)."""
-        if ("files", top) in self._memo:
-            return self._memo[("files", top)]
-        out = [(m, p, pkg) for m, (p, pkg) in self.scanned.items() if m == top or m.startswith(top + ".")]
-        scanned_paths = {str(p) for _, p, _ in out}
-        # the scanned files may be a few modules of a package that lives on the search path: list it all
-        loc = self.find(top)
-        pkg_dir = None
-        if loc is not None and loc[0] is not None and loc[1]:
-            pkg_dir = Path(loc[0]).parent
-        elif loc is not None and loc[0] is None:
-            pkg_dir = next((r / top for r in self.search_path if (r / top).is_dir()), None)
-        if pkg_dir is not None:
-            for dirpath, dirnames, filenames in os.walk(pkg_dir):
-                dirnames[:] = sorted(d for d in dirnames if d.isidentifier())
-                rel = Path(dirpath).relative_to(pkg_dir.parent)
-                for fn in sorted(filenames):
-                    if not fn.endswith(".py"):
-                        continue
-                    parts = list(rel.parts) + ([] if fn == "__init__.py" else [fn[:-3]])
-                    if all(p.isidentifier() for p in parts) and str(Path(dirpath) / fn) not in scanned_paths:
-                        out.append((".".join(parts), Path(dirpath) / fn, fn == "__init__.py"))
-        self._memo[("files", top)] = out
-        return out
-
-    def find(self, name: str):
-        """(path or None for a namespace package, is_package) or None when the module is external/unknown."""
-        if name in self._memo:
-            return self._memo[name]
-        res = None
-        if name in self.scanned:
-            res = self.scanned[name]
-        elif not self.is_external_top(name):
-            parts = name.split(".")
-            for root in self.search_path:
-                base = root.joinpath(*parts)
-                f = base.with_suffix(".py") if parts else None
-                if (base / "__init__.py").is_file():
-                    res = (base / "__init__.py", True)
-                    break
-                if f is not None and f.is_file():
-                    res = (f, False)
-                    break
-                if base.is_dir() and any(base.glob("*.py")) or base.is_dir() and any(p.is_dir() for p in base.iterdir()):
-                    res = (None, True)  # namespace package
-                    break
-        self._memo[name] = res
-        return res
-
-
-@dataclass
-class Scope:
-    module: str
-    func: Optional[FunctionSummary] = None
-    func_id: Optional[str] = None
-    self_cls: Optional[str] = None
-    bindings: Optional[dict] = None  # param -> frozenset (a call evaluated for its value)
-    depth: int = 0
-    closure: Optional[dict] = None  # the enclosing function's bindings, for a nested function
-
-    def key(self):
-        """Identity of the scope for memoisation: bound values are part of it (value sets are hashable)."""
-        k = self.__dict__.get("_key")
-        if k is None:
-            k = (self.module, self.func_id, self.self_cls, _freeze(self.bindings), _freeze(self.closure))
-            k = _SCOPE_KEYS.setdefault(k, k)  # one key object per distinct scope: memo keys share it
-            self.__dict__["_key"] = k
-        return k
-
-    @property
-    def memoizable(self) -> bool:
-        try:
-            hash(self.key())
-            return True
-        except TypeError:
-            return False
-
-
-IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-# a class header's base list: from `class Name(` to the `)` that ends the header (the first one followed by
-# `:`), across lines; nested calls and subscripts in the bases are inside the match
-_CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:", re.M | re.S)
 _MISS = object()
-_SCOPE_KEYS: dict = {}
+
+
 _INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})
 
 
-def _fixed(values):
-    """A value set in a fixed order when the order can matter (two or more values).  The resolver's memo
-    tables meet recursion in evaluation order; iterating a set in hash order made results depend on the
-    hash seed (3,280 vs 3,312 findings on a whole site-packages)."""
-    return values if len(values) < 2 else sorted(values, key=repr)
 _IN_PROGRESS = object()
-
-
-class _MentionIndex:
-    """Which of some files (in their given order) mention an identifier: in a class header's base list
-    (``class A(pkg.Base, Mixin):``, where a subclass must name its base), or anywhere in the text.
-
-    The base-list index (identifier -> files) is built on the first such query: the subclass search asks for
-    hundreds of names.  Whole-text queries are few (a framework's model registry name), so each is a byte
-    search over the files, kept: an index of every identifier of 11,000 files cost 3.5 s to build."""
-
-    def __init__(self, files: list):
-        self.files = files
-        self._bases: Optional[dict] = None
-        self._anywhere: dict = {}  # needle -> files
-
-    def _texts(self):
-        for i, (_, path, _) in enumerate(self.files):
-            try:
-                yield i, Path(path).read_bytes() if path else b""
-            except OSError:
-                continue
-
-    def files_with(self, needle: bytes, in_bases: bool = False) -> list:
-        if in_bases:
-            if self._bases is None:
-                bases: dict = {}
-                for i, data in self._texts():
-                    if b"class" not in data:
-                        continue
-                    for word in {w for header in _CLASS_BASES_RE.findall(data) for w in IDENT_RE.findall(header)}:
-                        bases.setdefault(word, []).append(i)
-                self._bases = bases
-            return [self.files[i] for i in self._bases.get(needle, ())]
-        hit = self._anywhere.get(needle)
-        if hit is None:
-            word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-            hit = self._anywhere[needle] = [self.files[i] for i, data in self._texts()
-                                            if needle in data and word.search(data)]
-        return hit
-
-
-def _freeze(d: Optional[dict]):
-    if not d:
-        return None
-    return tuple(sorted(d.items(), key=lambda kv: kv[0]))
-
-
-@dataclass
-class Stats:
-    modules_indexed: int = 0
-    modules_from_search_path: int = 0
-    parse_errors: list = field(default_factory=list)
-    cache_hits: int = 0
 
 
 class Program:
