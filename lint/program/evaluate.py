@@ -1,0 +1,389 @@
+"""Expressions: what an expression of ``summary.py``'s small language may evaluate to, and ``value.attr``.
+
+``EvaluatorMixin`` is one part of ``Program``: ``eval`` memoises per (expression, scope) in ``_eval_memo``,
+narrows a bound scope to the parameters an expression reads (``_reads_memo``) and interns value sets
+(``_value_sets``).  Recursion is cut, never followed forever.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..dynamo import model
+from ..summary import FunctionSummary
+from ..values import (
+    EMPTY,
+    UNKNOWN,
+    Class,
+    Const,
+    DictVal,
+    External,
+    ExternalInstance,
+    Foreign,
+    Func,
+    Instance,
+    Module,
+    Namespace,
+    Op,
+    SeqVal,
+    Super,
+    TupleVal,
+    Unknown,
+)
+from .locator import split_id
+from .scope import MAX_CALL_DEPTH, Scope, _fixed
+
+
+_MISS = object()
+_INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})
+_IN_PROGRESS = object()
+
+
+class EvaluatorMixin:
+    """eval / _eval over every expression kind, subscripts, ``with ... as`` through a context manager,
+    and attribute access on every kind of value (attr)."""
+
+    # ------------------------------------------------------------ expressions
+    def eval(self, expr, scope: Scope) -> frozenset:
+        if expr is None:
+            return UNKNOWN
+        # Names and constants are not memoised here: a name has its own memo tables (locals, globals) and a
+        # constant needs none (and ("const", 1) == ("const", True) as keys).  They were half the entries.
+        k = expr[0]
+        if k == "const":
+            return self._interned(frozenset({Const(expr[1])}))
+        if scope.bindings:
+            scope = self._narrowed(expr, scope)
+        if k == "name":
+            return self.lookup(expr[1], scope)
+        # One memo entry per (expression, scope); _IN_PROGRESS marks an evaluation under way, so a value
+        # that depends on itself (`x = f(x)`) is empty there.  Hashing a nested-tuple key is the resolver's
+        # hottest operation: this does it three times per evaluation, not six.
+        key = (expr, scope.key())
+        memo = self._eval_memo
+        hit = memo.get(key, _MISS)
+        if hit is not _MISS:
+            return EMPTY if hit is _IN_PROGRESS else hit
+        memo[key] = _IN_PROGRESS
+        try:
+            res = self._eval(expr, scope)
+        except RecursionError:
+            res = frozenset({Unknown("recursion")})
+        except BaseException:
+            del memo[key]
+            raise
+        res = self._interned(res)
+        memo[key] = res
+        return res
+
+    def _narrowed(self, expr, scope: Scope) -> Scope:
+        """The scope with only the bound parameters the expression can read (through the function's locals
+        too): a function evaluated for eight argument contexts then evaluates ``self.config.x`` once, not
+        eight times.  An expression that makes a closure (a lambda, a local def) keeps every binding."""
+        per_func = self._reads_memo.get(id(scope.func))
+        if per_func is None:
+            per_func = self._reads_memo[id(scope.func)] = {}
+        hit = per_func.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            reads = hit[1]
+        else:
+            reads = self._param_reads(scope.func, expr)
+            per_func[id(expr)] = (expr, reads)
+        bindings = scope.bindings
+        if reads is None or reads.issuperset(bindings):
+            return scope
+        keep = reads.intersection(bindings)
+        cache = scope.__dict__.setdefault("_narrowed", {})
+        narrowed = cache.get(keep)
+        if narrowed is None:
+            narrowed = cache[keep] = Scope(scope.module, scope.func, scope.func_id, scope.self_cls,
+                                           {k: bindings[k] for k in keep} or None, scope.depth, scope.closure)
+        return narrowed
+
+    def _param_reads(self, f: Optional[FunctionSummary], expr) -> Optional[frozenset]:
+        """Names an expression may read in function ``f``, following ``f``'s locals; None if it may capture
+        the scope (a ``func`` node).  A superset: every ``name`` node counts."""
+        names: set = set()
+        captures = False
+        stack = [expr]
+        seen_locals: set = set()
+        while stack:
+            e = stack.pop()
+            if type(e) is not tuple or not e:
+                continue
+            tag = e[0]
+            if tag == "name" and len(e) == 2 and type(e[1]) is str:
+                n = e[1]
+                names.add(n)
+                if f is not None and n in f.locals and n not in seen_locals and not (
+                        n in f.params or n in f.kwonly or n == f.vararg or n == f.kwarg):
+                    seen_locals.add(n)
+                    stack.extend(f.locals[n])
+                continue
+            if tag == "func":
+                captures = True
+                break
+            if tag == "const":
+                continue
+            stack.extend(e)
+        return None if captures else frozenset(names)
+
+    def _interned(self, res: frozenset) -> frozenset:
+        """One object per distinct value set ({Unknown}, {Instance(C)}, {Func(f)}...): four million memo
+        entries held four million copies (peak RSS 5.75 GB on a whole site-packages).  Only sets whose values
+        are equal exactly when they mean the same: not a Const (1 == True) nor a container that may hold one,
+        nor a function with a closure; a single Const is interned under its type.  (Iteration order is not a
+        concern: the resolver walks multi-valued sets in a fixed order, _fixed.)"""
+        if not res:
+            return res
+        if all(type(v) in _INTERNABLE and not getattr(v, "closure", ()) for v in res):
+            return self._value_sets.setdefault(res, res)
+        if len(res) == 1:
+            (only,) = res
+            if type(only) is Const and type(only.value) in (str, int, float, bool, type(None)):
+                return self._value_sets.setdefault((type(only.value), only.value), res)
+        return res
+
+    def _eval(self, e, scope: Scope) -> frozenset:
+        k = e[0]
+        if k == "name":
+            return self.lookup(e[1], scope)
+        if k == "attr":
+            base = self.eval(e[1], scope)
+            return frozenset().union(*(self.attr(v, e[2]) for v in _fixed(base))) if base else EMPTY
+        if k == "call":
+            callees = self.eval(e[1], scope)
+            out = set()
+            for c in _fixed(callees):
+                out |= self.call(c, e[2], e[3], scope)
+            return frozenset(out)
+        if k == "const":
+            return frozenset({Const(e[1])})
+        if k == "sub":
+            return self._subscript(self.eval(e[1], scope), e[2], scope)
+        if k == "dict":
+            items = []
+            for kx, vx in e[1]:
+                kv = self.eval(kx, scope) if kx is not None else EMPTY
+                key = next(iter(kv)).value if len(kv) == 1 and isinstance(next(iter(kv)), Const) else None
+                items.append((key, self.eval(vx, scope)))
+            return frozenset({DictVal(tuple(items))})
+        if k == "seq":
+            parts = [self.eval(x, scope) for x in e[2]]
+            if all(len(p) == 1 and isinstance(next(iter(p)), Const) for p in parts) and e[1] in ("tuple", "list"):
+                vals = tuple(next(iter(p)).value for p in parts)
+                try:
+                    hash(vals)
+                    return frozenset({Const(vals)})  # lists of constants fold to tuples (for `in`)
+                except TypeError:
+                    pass
+            if e[1] == "tuple":
+                return frozenset({TupleVal(tuple(parts))})
+            elems = frozenset().union(*parts) if parts else EMPTY
+            return frozenset({SeqVal(elems)})
+        if k == "comp":
+            return frozenset({SeqVal(self.eval(e[1], scope))})
+        if k == "func":
+            fv = self.function_value(f"{scope.module}:{e[1]}", scope)
+            if scope.bindings and scope.func is not None:
+                captured = dict(scope.closure or {})
+                captured.update(scope.bindings)
+                try:
+                    closure = tuple(sorted(captured.items(), key=lambda kv: kv[0]))
+                    hash(closure)
+                    fv = Func(fv.id, fv.self_cls, fv.flags, fv.wrappers, closure)
+                except TypeError:
+                    pass
+            return frozenset({fv})
+        if k == "classref":
+            return frozenset({Class(f"{scope.module}:{e[1]}")})
+        if k == "modref":
+            return self.module_value(e[1])
+        if k == "importfrom":
+            return self.import_from(e[1], e[2])
+        if k == "binop":
+            left, right = self.eval(e[2], scope), self.eval(e[3], scope)
+            if e[1] == "Div" and any(isinstance(v, ExternalInstance) and v.type == "pathlib.Path" for v in left):
+                return frozenset({ExternalInstance("pathlib.Path")})
+            if e[1] == "BitOr":
+                return left | right
+            if e[1] == "Add" and any(isinstance(v, (SeqVal, TupleVal)) for v in left | right):
+                elems = set()
+                for v in _fixed(left | right):
+                    if isinstance(v, SeqVal):
+                        elems |= v.elems
+                    elif isinstance(v, TupleVal):
+                        for it in v.items:
+                            elems |= it
+                return frozenset({SeqVal(frozenset(elems))})
+            if len(left) == 1 and len(right) == 1:
+                a, b = next(iter(left)), next(iter(right))
+                if isinstance(a, Const) and isinstance(b, Const):
+                    try:
+                        if e[1] == "Add":
+                            return frozenset({Const(a.value + b.value)})
+                    except TypeError:
+                        pass
+            return frozenset({Unknown("binop")})
+        if k == "ifexp":
+            t = self.truth(e[1], scope)
+            if t is True:
+                return self.eval(e[2], scope)
+            if t is False:
+                return self.eval(e[3], scope)
+            return self.eval(e[2], scope) | self.eval(e[3], scope)
+        if k == "fstr":
+            parts = []
+            for p in e[1]:
+                v = self.eval(p, scope)
+                if len(v) == 1 and isinstance(next(iter(v)), Const):
+                    parts.append(str(next(iter(v)).value))
+                else:
+                    return frozenset({Unknown("fstring")})
+            return frozenset({Const("".join(parts))})
+        if k in ("item", "iter"):
+            base = self.eval(e[1], scope)
+            out = set()
+            for v in _fixed(base):
+                if isinstance(v, TupleVal):
+                    if k == "item" and e[2] < len(v.items):
+                        out |= v.items[e[2]]
+                    else:
+                        out |= frozenset().union(*v.items) if v.items else EMPTY
+                elif isinstance(v, Const) and isinstance(v.value, (tuple, list, str)) and k == "item":
+                    try:
+                        out.add(Const(v.value[e[2]]))
+                    except IndexError:
+                        out.add(Unknown("index"))
+                elif isinstance(v, SeqVal):
+                    out |= v.elems
+                elif isinstance(v, DictVal) and k == "iter":
+                    out |= {Const(key) for key, _ in v.items if key is not None}
+                else:
+                    out.add(Unknown("element"))
+            return frozenset(out)
+        if k == "enter":
+            out = set()
+            cm = self._contextmanager_yields(e[1], scope)
+            if cm is not None:
+                return cm
+            for v in _fixed(self.eval(e[1], scope)):
+                if isinstance(v, Instance):
+                    enter = self.member(v.cls, "__enter__", v)
+                    out |= frozenset().union(*(self.call(f, (), (), scope) for f in _fixed(enter))) if enter else {v}
+                else:
+                    out.add(v)
+            return frozenset(out)
+        if k == "annot":
+            return self.instances_of(e[1], scope) or UNKNOWN
+        if k == "starred":
+            return self.eval(e[1], scope)
+        if k in ("cmp", "bool", "not"):
+            t = self.truth(e, scope)
+            return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
+        return frozenset({Unknown(k)})
+
+    def _contextmanager_yields(self, ctx, scope: Scope) -> Optional[frozenset]:
+        """``with cm(args) as x``, ``cm`` a ``@contextlib.contextmanager`` function: ``x`` is what it yields."""
+        if ctx[0] != "call":
+            return None
+        out = set()
+        for c in _fixed(self.eval(ctx[1], scope)):
+            if not (isinstance(c, Func) and "contextmanager" in c.flags):
+                return None
+            f = self.function(c.id)
+            if f is None or not f.yields or scope.depth >= MAX_CALL_DEPTH:
+                return None
+            bindings = self.bind_args(f, c, ctx[2], ctx[3], scope)
+            inner = Scope(split_id(c.id)[0], f, c.id, c.self_cls, bindings, scope.depth + 1)
+            for y in f.yields:
+                out |= self.eval(y, inner)
+        return frozenset(out) if out else None
+
+    def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
+        out = set()
+        key_vals = None
+        for v in _fixed(base):
+            if isinstance(v, DictVal):
+                if key_vals is None:
+                    key_vals = self.eval(key_expr, scope)
+                consts = [kv.value for kv in key_vals if isinstance(kv, Const)]
+                if consts and len(consts) == len(key_vals):
+                    hit = False
+                    for kc in consts:
+                        for key, vals in v.items:
+                            if key == kc:
+                                out |= vals
+                                hit = True
+                    if not hit:
+                        out.add(Unknown("missing key"))
+                else:
+                    for _, vals in v.items:
+                        out |= vals
+            elif isinstance(v, SeqVal):
+                out |= v.elems
+            elif isinstance(v, TupleVal):
+                kv = self.eval(key_expr, scope)
+                idx = [x.value for x in kv if isinstance(x, Const) and isinstance(x.value, int)]
+                if len(idx) == len(kv) and idx and all(-len(v.items) <= i < len(v.items) for i in idx):
+                    for i in idx:
+                        out |= v.items[i]
+                else:
+                    out |= frozenset().union(*v.items) if v.items else EMPTY
+            elif isinstance(v, Const) and isinstance(v.value, (tuple, list, str, dict)):
+                kv = self.eval(key_expr, scope)
+                if len(kv) == 1 and isinstance(next(iter(kv)), Const):
+                    try:
+                        out.add(Const(v.value[next(iter(kv)).value]))
+                        continue
+                    except (KeyError, IndexError, TypeError):
+                        pass
+                out.add(Unknown("subscript"))
+            elif isinstance(v, (External, Class)) or isinstance(v, ExternalInstance) and v.type.startswith("typing"):
+                out.add(v)  # typing generics: List[int] -> the origin
+            else:
+                out.add(Unknown("subscript"))
+        return frozenset(out)
+
+    # ------------------------------------------------------------- attributes
+    def attr(self, v, name: str) -> frozenset:
+        if isinstance(v, Module):
+            return self.resolve_global(v.name, name)
+        if isinstance(v, External):
+            full = model.normalize(f"{v.name}.{name}")
+            if self.arch is not None and self.arch.known_attr(full):
+                return frozenset({Const(self.arch.attr(full))})
+            return frozenset({External(full)})
+        if isinstance(v, Instance):
+            return self.member(v.cls, name, v)
+        if isinstance(v, Class):
+            return self.member(v.id, name, None)
+        if isinstance(v, Super):
+            mro = self.mro(v.self_cls)
+            try:
+                after = mro[mro.index(v.cls) + 1:]
+            except ValueError:
+                after = mro[1:]
+            return self._member_in(after, name, Instance(v.self_cls))
+        if isinstance(v, ExternalInstance):
+            if self.arch is not None and self.arch.known_attr(f"{v.type}.{name}"):
+                return frozenset({Const(self.arch.attr(f"{v.type}.{name}"))})
+            if v.type == "pathlib.Path":
+                if name in ("parent",):
+                    return frozenset({ExternalInstance("pathlib.Path")})
+                if name in ("parents",):
+                    return frozenset({SeqVal(frozenset({ExternalInstance("pathlib.Path")}))})
+            return frozenset({External(model.normalize(f"{v.type}.{name}"))})
+        if isinstance(v, Foreign):
+            return frozenset({Foreign(v.origin, f"{v.path}.{name}" if v.path else name)})
+        if isinstance(v, Namespace):
+            for n, vals in v.items:
+                if n == name:
+                    return vals
+            return frozenset({Unknown("namespace attr")})
+        if isinstance(v, Op):
+            return frozenset({v})
+        if isinstance(v, Func):
+            if name in ("__wrapped__", "__func__"):
+                return frozenset({Func(v.id, v.self_cls)})
+            return frozenset({Unknown("function attribute")})
+        return frozenset({Unknown("attr")})

@@ -1,0 +1,273 @@
+"""Names: loading a module's summary, and what a name, an import or a type annotation refers to.
+
+``ResolverMixin`` is one part of ``Program`` (``__init__.py`` holds the state it uses: ``modules``,
+``_function_of``, ``_class_of``, ``_global_memo``, ``_eval_memo``, ``_active``, ``stats``...).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..dynamo import model
+from ..summary import FunctionSummary, ModuleSummary
+from ..values import EMPTY, Class, External, ExternalInstance, Instance, Module, Unknown
+from .locator import BUILTIN_NAMES
+from .scope import Scope, _fixed
+
+
+_NOT_LOADED = object()
+
+
+class ResolverMixin:
+    """module() / function() / klass() loading; resolve_global, import_from, lookup, param_value;
+    annotations (instances_of) and the spelling of a name through its imports (syntactic_name)."""
+
+    # ------------------------------------------------------------------ modules
+    def module(self, name: str) -> Optional[ModuleSummary]:
+        m = self.modules.get(name, _NOT_LOADED)
+        if m is not _NOT_LOADED:
+            return m
+        loc = self.locator.find(name)
+        summ = None
+        if loc is not None:
+            path, is_pkg = loc
+            if path is None:
+                summ = ModuleSummary(name=name, path="", is_package=True)
+            else:
+                summ = self._load_summary(name, path, is_pkg)
+                self.stats.modules_indexed += 1
+                if name not in self.scanned_modules:
+                    self.stats.modules_from_search_path += 1
+                if summ.error:
+                    self.stats.parse_errors.append((str(path), summ.error))
+                self.env_set.update(summ.env_keys_set)
+                self.env_removed.update(summ.env_keys_removed)
+        self.modules[name] = summ
+        return summ
+
+    # function() and klass() are asked millions of times on a large scan, for ~100,000 distinct ids: a module's
+    # summary never changes once loaded, so each answer is kept (None too)
+    def function(self, fid: str) -> Optional[FunctionSummary]:
+        try:
+            return self._function_of[fid]
+        except KeyError:
+            pass
+        mod, _, qual = fid.partition(":")
+        m = self.module(mod)
+        f = self._function_of[fid] = m.functions.get(qual) if m else None
+        return f
+
+    def klass(self, cid: str):
+        try:
+            return self._class_of[cid]
+        except KeyError:
+            pass
+        mod, _, qual = cid.partition(":")
+        m = self.module(mod)
+        c = self._class_of[cid] = m.classes.get(qual) if m else None
+        return c
+
+    def module_value(self, name: str) -> frozenset:
+        if self.module(name) is not None:
+            return frozenset({Module(name)})
+        return frozenset({External(model.normalize(name))})
+
+    # ------------------------------------------------------------- name lookup
+    def resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
+        """What a module-level name may be bound to at run time (``typing=True``: as a type checker sees it,
+        with ``if TYPE_CHECKING:`` imports, for annotations)."""
+        key = (mod, name, typing)
+        if key in self._global_memo:
+            return self._global_memo[key]
+        if key in self._active:
+            return EMPTY
+        self._active.add(key)
+        try:
+            res = self._resolve_global(mod, name, typing)
+        finally:
+            self._active.discard(key)
+        res = self._global_memo[key] = self._interned(res)
+        return res
+
+    def _resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
+        m = self.module(mod)
+        if m is None:
+            return frozenset({External(model.normalize(f"{mod}.{name}"))})
+        out = set()
+        scope = Scope(mod)
+        preds = {"typing.TYPE_CHECKING": True} if typing else None
+        for b in m.bindings.get(name, ()):
+            if not self.guards_may_hold(b.guards, scope, preds):
+                continue
+            if b.kind == "def":
+                out.add(self.function_value(f"{mod}:{b.value}", scope))
+            elif b.kind == "class":
+                out.add(Class(f"{mod}:{b.value}"))
+            elif b.kind == "assign":
+                out |= self.eval(b.value, scope)
+            elif b.kind == "import":
+                target = b.value
+                if target[1] is None:
+                    out |= self.module_value(target[0])
+                else:
+                    out |= self.import_from(target[0], target[1])
+        if out:
+            return frozenset(out)
+        for star_mod, guards in m.star_imports:
+            if not self.guards_may_hold(guards, scope):
+                continue
+            sm = self.module(star_mod)
+            if sm is None:
+                continue
+            exported = sm.dunder_all if sm.dunder_all is not None else None
+            if (exported is not None and name in exported) or (
+                exported is None and not name.startswith("_") and (name in sm.bindings or any(True for _ in sm.star_imports))
+            ):
+                r = self.resolve_global(star_mod, name)
+                if r and not all(isinstance(v, Unknown) for v in r):
+                    return r
+        if m.is_package:
+            sub = f"{mod}.{name}"
+            if self.locator.find(sub) is not None:
+                return frozenset({Module(sub)})
+        if name in BUILTIN_NAMES:
+            return frozenset({External(f"builtins.{name}")})
+        if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
+            return frozenset({Unknown("module dunder")})
+        return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def import_from(self, module: str, name: str) -> frozenset:
+        m = self.module(module)
+        if m is None:
+            return frozenset({External(model.normalize(f"{module}.{name}"))})
+        if name in m.bindings or not m.is_package:
+            return self.resolve_global(module, name)
+        sub = f"{module}.{name}"
+        if self.locator.find(sub) is not None:
+            return frozenset({Module(sub)})
+        return self.resolve_global(module, name)
+
+    def lookup(self, name: str, scope: Scope) -> frozenset:
+        s: Optional[Scope] = scope
+        while s is not None and s.func is not None:
+            f = s.func
+            if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
+                return self.param_value(name, s)
+            if name in f.locals:
+                key = ("local", s.key(), name)
+                if key in self._eval_memo:
+                    return self._eval_memo[key]
+                if key in self._active:
+                    return EMPTY
+                self._active.add(key)
+                try:
+                    out = frozenset().union(*(self.eval(e, s) for e in f.locals[name]))
+                finally:
+                    self._active.discard(key)
+                if s.memoizable:
+                    out = self._eval_memo[key] = self._interned(out)
+                return out
+            if f.parent is None:
+                break
+            parent_id = f"{s.module}:{f.parent}"
+            s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls, s.closure, s.depth)
+        return self.resolve_global(scope.module, name)
+
+    def param_value(self, name: str, s: Scope) -> frozenset:
+        f = s.func
+        if s.bindings is not None and name in s.bindings:
+            return s.bindings[name]
+        if f.params and name == f.params[0] and f.class_name is not None:
+            owner = f"{s.module}:{f.class_name}"
+            flags = getattr(self.function_value(s.func_id, s), "flags", frozenset()) if s.func_id else frozenset()
+            if "staticmethod" in flags:
+                pass
+            elif "classmethod" in flags:
+                return frozenset({Class(s.self_cls or owner)})
+            else:
+                return frozenset({Instance(s.self_cls or owner)})
+        ann = f.annotations.get(name)
+        if ann is not None:
+            inst = self.instances_of(ann, Scope(s.module))
+            if inst:
+                return inst
+        if name == f.vararg or name == f.kwarg:
+            return frozenset({Unknown("varargs")})
+        return frozenset({Unknown(f"parameter {name}")})
+
+    def instances_of(self, type_expr, scope: Scope) -> frozenset:
+        """Values of a type annotation: ``Foo`` -> Instance(Foo); ``Optional[Foo]``, ``Foo | None``, ``"Foo"``."""
+        k = type_expr[0]
+        if k == "const" and isinstance(type_expr[1], str):
+            name = type_expr[1].strip()
+            expr = ("name", name) if "." not in name else _dotted_expr(name)
+            return self.instances_of(expr, scope) if expr else EMPTY
+        if k == "binop" and type_expr[1] == "BitOr":
+            return self.instances_of(type_expr[2], scope) | self.instances_of(type_expr[3], scope)
+        if k == "sub":
+            base = self.eval(type_expr[1], scope)
+            names = {v.name for v in base if isinstance(v, External)}
+            if names & {"typing.Optional", "typing.Union"}:
+                inner = type_expr[2]
+                items = inner[2] if inner[0] == "seq" else (inner,)
+                return frozenset().union(*(self.instances_of(i, scope) for i in _fixed(items)))
+            return EMPTY
+        out = set()
+        for v in _fixed(self._eval_type(type_expr, scope)):
+            if isinstance(v, Class):
+                out.add(Instance(v.id))
+            elif isinstance(v, External) and v.name not in ("builtins.None",) and not v.name.startswith("typing."):
+                out.add(ExternalInstance(model.normalize(v.name)))
+        return frozenset(out)
+
+    def syntactic_name(self, e, scope: Scope) -> Optional[str]:
+        """The dotted name an expression spells through its imports, without resolving into indexed code.
+
+        ``from filelock import FileLock; FileLock(...)`` is ``filelock.FileLock`` here, whatever class the
+        installed filelock binds that name to: sinks are matched on this spelling first.
+        """
+        if e[0] == "attr":
+            base = self.syntactic_name(e[1], scope)
+            return f"{base}.{e[2]}" if base else None
+        if e[0] != "name":
+            return None
+        name = e[1]
+        f = scope.func
+        if f is not None:
+            if name in f.params or name in f.kwonly or name in (f.vararg, f.kwarg):
+                return None
+            if name in f.locals:
+                exprs = f.locals[name]
+                if len(exprs) == 1 and exprs[0][0] == "modref":
+                    return exprs[0][1]
+                if len(exprs) == 1 and exprs[0][0] == "importfrom":
+                    return f"{exprs[0][1]}.{exprs[0][2]}"
+                return None
+        m = self.module(scope.module)
+        if m is None:
+            return None
+        bs = m.bindings.get(name, ())
+        if not bs:
+            return None
+        b = bs[-1]
+        if b.kind != "import" or any(x.kind != "import" or x.value != b.value for x in bs):
+            return None
+        module, attr = b.value[0], b.value[1]
+        return module if attr is None else f"{module}.{attr}"
+
+    def _eval_type(self, e, scope: Scope) -> frozenset:
+        if e[0] == "name":
+            return self.resolve_global(scope.module, e[1], typing=True)
+        if e[0] == "attr":
+            base = self._eval_type(e[1], scope)
+            return frozenset().union(*(self.attr(v, e[2]) for v in _fixed(base))) if base else EMPTY
+        return self.eval(e, scope)
+
+
+def _dotted_expr(name: str):
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    e = ("name", parts[0])
+    for p in parts[1:]:
+        e = ("attr", e, p)
+    return e
