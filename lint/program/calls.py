@@ -1,0 +1,329 @@
+"""Calls: decorators applied to a ``def``, arguments bound to parameters, and what a call may return.
+
+``CallMixin`` is one part of ``Program``: a function's return value is memoised per argument context
+(``_call_memo``), at most ``MAX_CALL_CONTEXTS`` precise contexts per function (``_call_contexts``), then
+widened; calls into external code are answered from ``dynamo.model``'s tables (``_call_external``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..dynamo import model
+from ..summary import FunctionSummary
+from ..values import (
+    EMPTY,
+    UNKNOWN,
+    Class,
+    Const,
+    DictVal,
+    External,
+    ExternalInstance,
+    Foreign,
+    Func,
+    Instance,
+    Namespace,
+    Op,
+    Partial,
+    SeqVal,
+    Super,
+    TupleVal,
+    Unknown,
+)
+from .locator import dotted, split_id
+from .scope import MAX_CALL_DEPTH, Scope, _fixed
+
+
+# A function's return value is worked out per distinct argument context; past this many contexts, arguments
+# that carry nothing precise are left out of the context (Program._widened).
+MAX_CALL_CONTEXTS = 8
+
+
+_CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
+                                  "torch.nn.ModuleDict", "builtins.dict", "builtins.set", "builtins.frozenset"})
+
+
+def _foreign_origins() -> frozenset:
+    from compile_lint.rules.jit import FOREIGN_ORIGINS
+
+    return frozenset(FOREIGN_ORIGINS)
+
+
+class CallMixin:
+    """function_value and the decorator tables (apply_decorator / _apply_one / _apply_named), bind_args,
+    call (with _widened contexts and _returns_without_args past MAX_CALL_DEPTH), _call_external."""
+
+    # ------------------------------------------------------------ functions
+    def function_value(self, fid: str, scope: Scope) -> Func:
+        """The value a ``def`` binds: the function with its decorators applied (cache, disable, op...)."""
+        if fid in self._func_value_memo:
+            return self._func_value_memo[fid]
+        base = Func(fid)
+        self._func_value_memo[fid] = base  # cut recursion through self-referencing decorators
+        f = self.function(fid)
+        result = base
+        if f is not None and f.decorators:
+            mod = split_id(fid)[0]
+            dscope = Scope(mod)
+            if f.parent:
+                pid = f"{mod}:{f.parent}"
+                dscope = Scope(mod, self.function(pid), pid)
+            cur = frozenset({base})
+            for d in reversed(f.decorators):
+                cur = self.apply_decorator(self.eval(d, dscope), cur, dscope)
+            funcs = [v for v in cur if isinstance(v, (Func, Op))]
+            result = funcs[0] if len(funcs) == 1 else base if not funcs else sorted(funcs, key=repr)[0]
+        self._func_value_memo[fid] = result
+        return result
+
+    def apply_decorator(self, decorators: frozenset, targets: frozenset, scope: Scope) -> frozenset:
+        out = set()
+        for d in decorators:
+            for t in targets:
+                out |= self._apply_one(d, t, scope)
+        return frozenset(out) if out else targets
+
+    def _apply_one(self, d, t, scope: Scope) -> frozenset:
+        if isinstance(t, Op):
+            return frozenset({t})
+        if isinstance(d, External) or isinstance(d, Func) and self._decorator_table_name(d):
+            name = model.normalize(d.name) if isinstance(d, External) else self._decorator_table_name(d)
+            return self._apply_named(name, t)
+        if isinstance(t, Partial) or not isinstance(t, Func):
+            return frozenset({t})
+        if isinstance(d, Func):
+            res = self.call(d, (("__value__", frozenset({t})),), (), scope)
+            if not res:
+                return frozenset({t})
+            out = set()
+            for r in _fixed(res):
+                if isinstance(r, Func) and r.id == t.id:
+                    out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + r.wrappers))
+                elif isinstance(r, Op):
+                    out.add(r)
+                elif isinstance(r, Func):
+                    # a wrapper (functools.wraps style): calling it runs the wrapper and the original
+                    out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + (r.id,)))
+                else:
+                    out.add(t)
+            return frozenset(out)
+        if isinstance(d, Class):
+            return frozenset({t})
+        return frozenset({t})
+
+    def _decorator_table_name(self, d: Func) -> Optional[str]:
+        name = dotted(d.id)
+        if name in model.OP_REGISTRATION_DECORATORS or name in model.DISABLE_DECORATORS:
+            return name
+        return None
+
+    def _apply_named(self, name: str, t) -> frozenset:
+        if not isinstance(t, Func):
+            if name in model.OP_DECORATORS or name in model.OP_REGISTRATION_DECORATORS:
+                return frozenset({Op(name)})
+            return frozenset({t})
+        if name in model.CACHE_DECORATORS:
+            return frozenset({t.with_flags("cached")})
+        if name in model.CACHED_PROPERTY:
+            return frozenset({t.with_flags("cached_property")})
+        if name in model.PROPERTY:
+            return frozenset({t.with_flags("property")})
+        if name in model.DISABLE_DECORATORS:
+            return frozenset({t.with_flags("disabled")})
+        if name in model.OP_DECORATORS or name in model.OP_REGISTRATION_DECORATORS:
+            return frozenset({Op(name)})
+        if name == "abc.abstractmethod":
+            return frozenset({t.with_flags("abstract")})
+        if name == "contextlib.contextmanager":
+            return frozenset({t.with_flags("contextmanager")})
+        if name in model.TRACE_TIME_DECORATORS:
+            return frozenset({t.with_flags("tracetime:" + model.TRACE_TIME_DECORATORS[name])})
+        if name == "builtins.staticmethod" or name == "staticmethod":
+            return frozenset({t.with_flags("staticmethod")})
+        if name == "builtins.classmethod" or name == "classmethod":
+            return frozenset({t.with_flags("classmethod")})
+        if name.endswith(".setter") or name.endswith(".deleter"):
+            return frozenset({t.with_flags("setter")})
+        return frozenset({t})
+
+    def bind_args(self, f: FunctionSummary, fv: Func, args, kwargs, scope: Scope) -> dict:
+        params = list(f.params)
+        b: dict = {}
+        if fv.self_cls is not None and params and "staticmethod" not in fv.flags:
+            first = params.pop(0)
+            b[first] = frozenset({Class(fv.self_cls)}) if "classmethod" in fv.flags else frozenset({Instance(fv.self_cls)})
+        i = 0
+        for a in args:
+            if isinstance(a, tuple) and len(a) == 2 and a[0] == "__value__":
+                vals = a[1]
+            elif a[0] == "starred":
+                break
+            else:
+                vals = self.eval(a, scope)
+            if i < len(params):
+                b[params[i]] = vals
+            i += 1
+        for kname, kexpr in kwargs:
+            if kname is not None and (kname in params or kname in f.kwonly):
+                b[kname] = kexpr[1] if kexpr[0] == "__value__" else self.eval(kexpr, scope)
+        mod = split_id(fv.id)[0]
+        for p in params + list(f.kwonly):
+            if p not in b and p in f.defaults:
+                b[p] = self.eval(f.defaults[p], Scope(mod))
+        return b
+
+    def call(self, v, args, kwargs, scope: Scope) -> frozenset:
+        """What calling ``v`` may return (for value inference; the reach walk records the edges)."""
+        if isinstance(v, Func):
+            if "op" in v.flags:
+                return frozenset({Unknown("op result")})
+            f = self.function(v.id)
+            if f is None:
+                return frozenset({Unknown("missing function")})
+            if scope.depth >= MAX_CALL_DEPTH:
+                return self._returns_without_args(v, f)
+            bindings = self.bind_args(f, v, args, kwargs, scope)
+            try:
+                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                hash(key)
+            except TypeError:
+                key = None
+            if key is not None and key not in self._call_memo:
+                seen = self._call_contexts.get(v, 0)
+                if seen >= MAX_CALL_CONTEXTS:
+                    bindings = self._widened(bindings)
+                    key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                else:
+                    self._call_contexts[v] = seen + 1
+            if key is not None and key in self._call_memo:
+                return self._call_memo[key]
+            if key is not None and key in self._active:
+                return EMPTY
+            if key is not None:
+                self._active.add(key)
+            try:
+                mod = split_id(v.id)[0]
+                inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1,
+                              dict(v.closure) if v.closure else None)
+                out = set()
+                guards_list = f.return_guards or tuple(() for _ in f.returns)
+                for r, g in zip(f.returns, guards_list):
+                    if g and not self.guards_may_hold(g, inner):
+                        continue
+                    out |= self.eval(r, inner)
+                if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
+                    # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
+                    out |= self.instances_of(f.returns_annotation, Scope(mod))
+                res = frozenset(out) if out else frozenset({Const(None)})
+            finally:
+                if key is not None:
+                    self._active.discard(key)
+            if key is not None:
+                self._call_memo[key] = res
+            return res
+        if isinstance(v, Class):
+            return frozenset({Instance(v.id)})
+        if isinstance(v, Instance):
+            target = self.callable_members(v)
+            return frozenset().union(*(self.call(t, args, kwargs, scope) for t in _fixed(target))) if target else UNKNOWN
+        if isinstance(v, Partial):
+            pargs = tuple(("__value__", a) for a in v.args) + tuple(args)
+            pkw = tuple((k, ("__value__", a)) for k, a in v.kwargs) + tuple(kwargs)
+            return frozenset().union(*(self.call(t, pargs, pkw, scope) for t in _fixed(v.target))) if v.target else UNKNOWN
+        if isinstance(v, External):
+            return self._call_external(model.normalize(v.name), args, kwargs, scope)
+        if isinstance(v, Foreign):
+            return frozenset({Unknown("foreign result")})
+        return frozenset({Unknown("call")})
+
+    @staticmethod
+    def _widened(bindings: dict) -> dict:
+        """The bindings that stay in a widened call context: all but the arguments known only as unknowns or
+        instances of external types (tensors, mostly).  Those are what made contexts explode: a layer's
+        ``forward_decode`` was evaluated for 1,796 argument contexts on a whole site-packages, differing only
+        in ``Tensor`` vs ``Tensor.view()`` vs ``empty_like()`` results, and 94% of the resolver's memo entries
+        sat in such bound scopes.  A left-out parameter falls back to its annotation, else Unknown.  Functions,
+        classes, constants and instances of scanned classes stay: factories (``make_layers(layer_fn)``) and
+        dispatch on constants depend on them.  On the benchmark's site-packages the findings are identical."""
+        return {k: b for k, b in bindings.items() if not all(type(x) in (Unknown, ExternalInstance) for x in b)}
+
+    def _returns_without_args(self, v: Func, f: FunctionSummary) -> frozenset:
+        if f.returns_annotation is not None:
+            r = self.instances_of(f.returns_annotation, Scope(split_id(v.id)[0]))
+            if r:
+                return r
+        return UNKNOWN
+
+    def _arg_values(self, args, scope: Scope, i: int) -> frozenset:
+        if i >= len(args):
+            return EMPTY
+        a = args[i]
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "__value__":
+            return a[1]
+        return self.eval(a, scope)
+
+    def _call_external(self, name: str, args, kwargs, scope: Scope) -> frozenset:
+        first = self._arg_values(args, scope, 0) if args else EMPTY
+        callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
+        decorator_like = (
+            name in model.CACHE_DECORATORS or name in model.DISABLE_DECORATORS or name in model.OP_DECORATORS
+            or name in model.TRACE_TIME_DECORATORS or name in model.TRANSPARENT_WRAPPER_CALLS
+            or name in model.CACHED_PROPERTY or name in model.PROPERTY
+        )
+        if decorator_like:
+            if callables and name not in model.OP_DECORATORS:
+                return self.apply_decorator(frozenset({External(name)}), callables, scope)
+            if name in model.OP_DECORATORS and len(args) >= 2:
+                return frozenset({Op(name)})
+            return frozenset({External(name)})  # a decorator factory: applying it later does the work
+        if name in model.OP_REGISTRATION_CALLS:
+            return frozenset({Op(name)})
+        if name == "functools.partial":
+            rest = tuple(self._arg_values(args, scope, i) for i in range(1, len(args)))
+            kw = tuple((k, x[1] if x[0] == "__value__" else self.eval(x, scope)) for k, x in kwargs if k)
+            return frozenset({Partial(first, rest, kw)})
+        if name == "builtins.getattr" and len(args) >= 2:
+            attr = self._arg_values(args, scope, 1)
+            if len(attr) == 1 and isinstance(next(iter(attr)), Const) and isinstance(next(iter(attr)).value, str):
+                aname = next(iter(attr)).value
+                got = frozenset().union(*(self.attr(o, aname) for o in _fixed(first))) if first else UNKNOWN
+                if len(args) >= 3:  # getattr(obj, name, default): either
+                    got = frozenset(v for v in got if not isinstance(v, Unknown)) | self._arg_values(args, scope, 2)
+                return got
+            return UNKNOWN
+        if name == "builtins.type" and len(args) == 1:
+            return frozenset(Class(x.cls) for x in first if isinstance(x, Instance)) or UNKNOWN
+        if name == "builtins.super":
+            if scope.func is not None and scope.func.class_name:
+                owner = f"{scope.module}:{scope.func.class_name}"
+                return frozenset({Super(owner, scope.self_cls or owner)})
+            return UNKNOWN
+        if name == "types.SimpleNamespace":
+            return frozenset({Namespace(tuple((k, self.eval(x, scope)) for k, x in kwargs if k))})
+        if name in _CONTAINER_FACTORIES:
+            elems = set()
+            for x in first:
+                if isinstance(x, SeqVal):
+                    elems |= x.elems
+                elif isinstance(x, TupleVal):
+                    for it in x.items:
+                        elems |= it
+                elif isinstance(x, DictVal):
+                    for _, vals in x.items:
+                        elems |= vals
+            return frozenset({SeqVal(frozenset(elems))})
+        if name in self.foreign_origins:
+            return frozenset({Foreign(name)})
+        if self.arch is not None:
+            fact = self.arch.call(name)
+            if fact is not None:
+                return frozenset({Const(fact)})
+        if name in model.EXTERNAL_RETURNS:
+            return frozenset({ExternalInstance(model.EXTERNAL_RETURNS[name])})
+        if name.startswith("pathlib.Path.") and name.rsplit(".", 1)[1] in model.PATH_RETURNING_METHODS:
+            return frozenset({ExternalInstance("pathlib.Path")})
+        if name.startswith("builtins."):
+            return frozenset({Unknown(name)})
+        last = name.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return frozenset({ExternalInstance(name)})
+        return frozenset({ExternalInstance(f"{name}()")})

@@ -1,0 +1,212 @@
+"""Classes: linearised bases (MRO), members looked up along them, subclasses, abstract dispatch.
+
+``ClassMixin`` is one part of ``Program`` (``_mro_memo``, ``_subclass_memo``, ``_mention_index`` live in
+``__init__.py``).  The subclass search parses only files that name a class in a base list (``locator.py``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..dynamo import model
+from ..values import EMPTY, Class, External, Func, Instance, Op, Unknown
+from .locator import _MentionIndex, split_id
+from .scope import Scope, _fixed
+
+
+# Bases that add no behaviour worth naming: a member missing from the indexed classes is unknown, not theirs.
+_TRIVIAL_BASES = frozenset({"builtins.object", "object", "abc.ABC", "typing.Generic", "typing.Protocol",
+                            "typing_extensions.Protocol", "enum.Enum", "builtins.Exception", "typing.NamedTuple",
+                            "abc.ABCMeta"})
+
+
+class ClassMixin:
+    """subclasses / files_mentioning, mro, is_nn_module, member / _member_in (methods, properties, class and
+    instance attributes), the abstract checks, and what calling an instance runs (callable_members)."""
+
+    # ------------------------------------------------------------ hierarchy
+    def subclasses(self, cid: str, limit: int = 300) -> list:
+        """Indexed subclasses of a class, transitively.  Only files that mention a class's name are parsed,
+        and only within the same top-level package (or the scanned code)."""
+        if cid in self._subclass_memo:
+            return self._subclass_memo[cid]
+        self._subclass_memo[cid] = []
+        top = split_id(cid)[0].split(".")[0]
+        found: list = []
+        frontier = [cid]
+        seen = {cid}
+        while frontier and len(found) < limit:
+            cur = frontier.pop(0)
+            needle = split_id(cur)[1].rsplit(".", 1)[-1].encode()
+            for mname, path, _ in self.files_mentioning(top, needle, outside_too=bool(self.scanned_modules),
+                                                        in_bases=True):
+                m = self.module(mname)
+                if m is None:
+                    continue
+                for q, c in m.classes.items():
+                    sub = f"{mname}:{q}"
+                    if sub in seen or not any(needle.decode() in repr(b) for b in c.bases):
+                        continue
+                    if cur in self.mro(sub):
+                        seen.add(sub)
+                        found.append(sub)
+                        frontier.append(sub)
+        self._subclass_memo[cid] = found
+        return found
+
+    def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False, in_bases: bool = False) -> list:
+        """The .py files of package ``top`` (scanned or on the search path; ``outside_too``: and every other
+        scanned file) whose text mentions the identifier ``needle`` (``in_bases``: in a class's base list), as
+        (module, path, is_package).
+
+        Answered from inverted indexes (identifier -> files) built on first use: one over the scanned files,
+        one per package found on the search path.  Asking for a few hundred class names over 10,000 files is
+        then a dict lookup each, not a pass over every file (that pass was 30 s of a site-packages scan)."""
+        scanned = self._mention_index.get(None)
+        if scanned is None:
+            scanned = self._mention_index[None] = _MentionIndex(
+                [(m, p, pkg) for m, (p, pkg) in self.locator.scanned.items()])
+        unscanned = self._mention_index.get(top)
+        if unscanned is None:
+            paths = {str(p) for _, (p, _) in self.locator.scanned.items()}
+            unscanned = self._mention_index[top] = _MentionIndex(
+                [e for e in self.locator.package_files(top) if str(e[1]) not in paths])
+        hits = scanned.files_with(needle, in_bases)
+        in_top = [e[0] == top or e[0].startswith(top + ".") for e in hits]
+        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle, in_bases)
+        if outside_too:
+            out += [e for e, t in zip(hits, in_top) if not t]
+        return out
+
+    def mro(self, cid: str) -> list:
+        """Linearised bases: class ids of indexed classes and ``External`` names of outside ones."""
+        if cid in self._mro_memo:
+            return self._mro_memo[cid]
+        self._mro_memo[cid] = [cid]  # cut cycles
+        out = [cid]
+        c = self.klass(cid)
+        if c is not None:
+            mod = split_id(cid)[0]
+            for b in c.bases:
+                for bv in _fixed(self.eval(b, Scope(mod))):
+                    if isinstance(bv, Class):
+                        for x in self.mro(bv.id):
+                            if x not in out:
+                                out.append(x)
+                    elif isinstance(bv, External):
+                        n = model.normalize(bv.name)
+                        if n not in out:
+                            out.append(n)
+        self._mro_memo[cid] = out
+        return out
+
+    def is_nn_module(self, cid: str) -> bool:
+        return any(model.is_nn_module_base(x) for x in self.mro(cid) if ":" not in x)
+
+    def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
+        res = self._member_in(self.mro(cid), name, inst)
+        if inst is not None and self._abstract(res) and (res or self._is_abstract_class(cid)):
+            # an abstract method or an attribute only subclasses define: dispatch to every implementation
+            key = ("dispatch", cid, name)
+            if key in self._active:
+                return res
+            self._active.add(key)
+            try:
+                impl = set()
+                for sub in self.subclasses(cid):
+                    for v in self._member_in(self.mro(sub), name, Instance(sub)):
+                        if not isinstance(v, Unknown) and not self._abstract(frozenset({v})):
+                            impl.add(v)
+            finally:
+                self._active.discard(key)
+            if impl:
+                return frozenset(impl)
+        return res
+
+    def _is_abstract_class(self, cid: str) -> bool:
+        """An ABC / Protocol, or a class with an abstract method: its instances are really subclasses'."""
+        mro = self.mro(cid)
+        if any(x in ("abc.ABC", "typing.Protocol", "typing_extensions.Protocol") for x in mro):
+            return True
+        c = self.klass(cid)
+        return c is not None and any(
+            (fn := self.function(f"{split_id(cid)[0]}:{q}")) is not None and fn.is_stub for q in c.methods.values())
+
+    def _abstract(self, res: frozenset) -> bool:
+        if not res:
+            return True
+        for v in _fixed(res):
+            if isinstance(v, Unknown):
+                continue
+            if isinstance(v, Func):
+                f = self.function(v.id)
+                if "abstract" in v.flags or (f is not None and f.is_stub):
+                    continue
+            return False
+        return True
+
+    def _member_in(self, mro: list, name: str, inst: Optional[Instance]) -> frozenset:
+        first = None
+        for cid in mro:
+            if ":" not in cid:
+                continue
+            c = self.klass(cid)
+            if c is None:
+                continue
+            if name in c.methods:
+                first = ("method", cid, c.methods[name])
+                break
+            if name in c.class_attrs:
+                first = ("classattr", cid, c.class_attrs[name])
+                break
+        if first and first[0] == "method":
+            mod = split_id(first[1])[0]
+            fv = self.function_value(f"{mod}:{first[2]}", Scope(mod))
+            if isinstance(fv, Op):  # a method registered as a custom op: opaque
+                return frozenset({fv})
+            if "property" in fv.flags or "cached_property" in fv.flags:
+                if inst is None:
+                    return frozenset({fv})
+                bound = Func(fv.id, inst.cls, fv.flags, fv.wrappers)
+                return self.call(bound, (), (), Scope(mod))
+        if inst is not None:
+            vals = set()
+            for cid in mro:
+                if ":" not in cid:
+                    continue
+                c = self.klass(cid)
+                if c is None or name not in c.self_attrs:
+                    continue
+                mod = split_id(cid)[0]
+                for expr, method_qual in c.self_attrs[name]:
+                    mid = f"{mod}:{method_qual}"
+                    vals |= self.eval(expr, Scope(mod, self.function(mid), mid, inst.cls))
+            if vals:
+                return frozenset(vals)
+        if first is None:
+            ext = [x for x in mro if ":" not in x and x not in _TRIVIAL_BASES]
+            if ext:
+                return frozenset({External(model.normalize(f"{ext[0]}.{name}"))})
+            return frozenset({Unknown(f"no attribute {name}")})
+        kind, cid, payload = first
+        mod = split_id(cid)[0]
+        if kind == "method":
+            fv = self.function_value(f"{mod}:{payload}", Scope(mod))
+            if isinstance(fv, Op):
+                return frozenset({fv})
+            if inst is not None and "staticmethod" not in fv.flags:
+                return frozenset({Func(fv.id, inst.cls, fv.flags, fv.wrappers)})
+            if "classmethod" in fv.flags:
+                return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
+            return frozenset({fv})
+        return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
+
+    def callable_members(self, inst: Instance) -> frozenset:
+        """What ``inst(...)`` runs: ``__call__``, or ``forward`` for an nn.Module."""
+        call = self.member(inst.cls, "__call__", inst)
+        funcs = frozenset(x for x in call if isinstance(x, Func))
+        if funcs:
+            return funcs
+        if self.is_nn_module(inst.cls):
+            fwd = self.member(inst.cls, "forward", inst)
+            return frozenset(x for x in fwd if isinstance(x, Func))
+        return EMPTY
