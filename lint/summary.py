@@ -2,7 +2,7 @@
 
 A summary is built once per file (see ``index.py``), is picklable, and is cached by content hash, so no
 syntax tree is kept past indexing.  Expressions are kept in a small tagged-tuple language (``Expr``) that
-the resolver in ``program.py`` understands:
+the resolver in ``program/`` understands:
 
     ("name", id)                      ("attr", base, attr)           ("const", value)
     ("call", func, args, kwargs)      ("sub", base, key)             ("dict", ((k, v), ...))

@@ -1,4 +1,4 @@
-"""Abstract values: what an expression may refer to.  The resolver (``program.py``) maps an ``Expr`` to a
+"""Abstract values: what an expression may refer to.  The resolver (``program/``) maps an ``Expr`` to a
 frozenset of these; unions are normal (``self.mlp`` may be two classes)."""
 from __future__ import annotations
 

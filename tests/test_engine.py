@@ -235,7 +235,7 @@ def test_compile_wrapper_imported_from_another_candidate_file_makes_a_region(tmp
 
 
 def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
-    from compile_lint.program import _MentionIndex
+    from compile_lint.program.locator import _MentionIndex
 
     files = []
     for name, text in {"a": "class A(Base, mix.Mixin):\n    pass\nEntryClass = A\n",

@@ -1,35 +1,41 @@
 """Program: the cross-module view, built lazily from summaries.
 
-- ``ModuleLocator`` maps a dotted module name to a file: first the scanned files, then the search path (the
-  target interpreter's ``sys.path`` plus ``--search-path``).  The standard library and the packages Dynamo
-  classifies by itself (torch, triton...) stay external: they are referred to by dotted name.
-- ``Program`` answers "what may this expression refer to?" (``eval``), "what does calling it return?"
-  (``call``) and "what is ``value.attr``?" (``attr``) over the small expression language of ``summary.py``.
-  Everything is memoised; recursion is cut, never followed forever.
+``Program`` answers "what may this expression refer to?" (``eval``), "what does calling it return?"
+(``call``) and "what is ``value.attr``?" (``attr``) over the small expression language of ``summary.py``.
+Everything is memoised; recursion is cut, never followed forever.
+
+The data model and the passes are apart (as in PyCG): this file holds ``Program``'s state; each mechanism
+is a mixin in its own module.
+
+- ``locator.py``   ModuleLocator (module name -> file), the mention index, ``split_id`` / ``dotted``
+- ``scope.py``     Scope, Stats, MAX_CALL_DEPTH, the fixed-order / freezing helpers
+- ``resolve.py``   loading modules; names, imports, parameters and annotations -> values
+- ``evaluate.py``  expressions -> values; ``value.attr``
+- ``classes.py``   MRO, members, subclasses, abstract dispatch
+- ``calls.py``     decorators, argument binding, call results, external calls
+- ``guards.py``    three-valued truth of conditions; whether guards may hold
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
-from ..dynamo import model
-from ..values import (
-    Class,
-    Const,
-    External,
-    Func,
-    Instance,
-    Partial,
-    TupleVal,
-)
-from .locator import BUILTIN_NAMES, _CLASS_BASES_RE, dotted, IDENT_RE, _MentionIndex, ModuleLocator, split_id, STDLIB  # noqa: F401
-from .scope import _fixed, _freeze, MAX_CALL_DEPTH, Scope, _SCOPE_KEYS, Stats  # noqa: F401
-from .resolve import _dotted_expr, _NOT_LOADED, ResolverMixin  # noqa: F401
-from .evaluate import EvaluatorMixin, _IN_PROGRESS, _INTERNABLE, _MISS  # noqa: F401
-from .classes import ClassMixin, _TRIVIAL_BASES  # noqa: F401
-from .calls import CallMixin, _CONTAINER_FACTORIES, _foreign_origins, MAX_CALL_CONTEXTS  # noqa: F401
+from .calls import MAX_CALL_CONTEXTS, CallMixin, _foreign_origins
+from .classes import ClassMixin
+from .evaluate import EvaluatorMixin
+from .guards import GuardMixin
+from .locator import BUILTIN_NAMES, IDENT_RE, STDLIB, ModuleLocator, dotted, split_id
+from .resolve import ResolverMixin
+from .scope import _SCOPE_KEYS, MAX_CALL_DEPTH, Scope, Stats
+
+# what other modules import from ``compile_lint.program``
+__all__ = ["BUILTIN_NAMES", "IDENT_RE", "MAX_CALL_CONTEXTS", "MAX_CALL_DEPTH", "STDLIB", "ModuleLocator", "Program",
+           "Scope", "Stats", "dotted", "split_id"]
 
 
-class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin):
+class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
+    """The state every pass shares: loaded summaries, the memo tables, the recursion guard (``_active``) and
+    the scan counters.  The mixins hold the passes; none keeps state of its own."""
+
     def __init__(self, locator: ModuleLocator, load_summary: Callable, arch=None, scanned_modules=()):
         self.locator = locator
         self._load_summary = load_summary  # (name, path, is_package) -> ModuleSummary
@@ -54,162 +60,3 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin):
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
         self.env_removed: set = set()
-
-    # ------------------------------------------------------------ conditions
-    def truth(self, e, scope: Scope, predicates: Optional[dict] = None) -> Optional[bool]:
-        """Three-valued truth of a condition: True, False, or None (unknown)."""
-        k = e[0]
-        if k == "const":
-            return bool(e[1])
-        if k == "not":
-            t = self.truth(e[1], scope, predicates)
-            return None if t is None else not t
-        if k == "bool":
-            vals = [self.truth(x, scope, predicates) for x in e[2]]
-            if e[1] == "and":
-                if any(v is False for v in vals):
-                    return False
-                return True if all(v is True for v in vals) else None
-            if any(v is True for v in vals):
-                return True
-            return False if all(v is False for v in vals) else None
-        if k == "call":
-            callees = self.eval(e[1], scope)
-            if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.isinstance" for c in callees):
-                return self._isinstance_truth(e[2][0], e[2][1], scope)
-            verdicts = set()
-            for c in _fixed(callees):
-                if isinstance(c, External):
-                    t = self._predicate(c.name, predicates)
-                    if t is None and self.arch is not None:
-                        v = self.arch.call(model.normalize(c.name))
-                        t = None if v is None else bool(v)
-                    verdicts.add(t)
-                elif isinstance(c, Func):
-                    t = self._predicate(dotted(c.id), predicates)
-                    if t is None:
-                        t = self._call_truth(c, e[2], e[3], scope, predicates)
-                    verdicts.add(t)
-                elif isinstance(c, Partial):
-                    verdicts.add(self._call_truth(c, e[2], e[3], scope, predicates))
-                else:
-                    verdicts.add(None)
-            if len(verdicts) == 1:
-                return verdicts.pop()
-            return None
-        if k in ("name", "attr"):
-            vals = self.eval(e, scope)
-            if len(vals) == 1:
-                v = next(iter(vals))
-                if isinstance(v, Const):
-                    return bool(v.value)
-                if isinstance(v, External):
-                    return self._predicate(v.name, predicates, called=False)
-            elif vals and all(isinstance(v, Const) for v in vals):
-                ts = {bool(v.value) for v in vals}
-                if len(ts) == 1:
-                    return ts.pop()
-            return None
-        if k == "cmp" and len(e[2]) == 1:
-            left, right = self.eval(e[1], scope), self.eval(e[2][0][1], scope)
-            if left and right and len(left) * len(right) <= 16 and all(isinstance(x, Const) for x in left | right):
-                # every combination of the possible constants must agree
-                verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
-                return verdicts.pop() if len(verdicts) == 1 else None
-        return None
-
-    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
-        """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:
-        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``."""
-        objs = self.eval(obj_expr, scope)
-        if not objs or not all(isinstance(o, Instance) for o in objs):
-            return None
-        wanted = set()
-        for c in _fixed(self.eval(cls_expr, scope)):
-            if isinstance(c, Class):
-                wanted.add(c.id)
-            elif isinstance(c, External):
-                wanted.add(model.normalize(c.name))
-            elif isinstance(c, TupleVal):
-                for it in c.items:
-                    for x in it:
-                        if isinstance(x, Class):
-                            wanted.add(x.id)
-                        elif isinstance(x, External):
-                            wanted.add(model.normalize(x.name))
-                        else:
-                            return None
-            else:
-                return None
-        if not wanted:
-            return None
-        verdicts = {bool(wanted & set(self.mro(o.cls))) for o in objs}
-        return verdicts.pop() if len(verdicts) == 1 else None
-
-    def _call_truth(self, v, args, kwargs, scope: Scope, predicates: Optional[dict]) -> Optional[bool]:
-        """Truth of a call's result, from the callee's return expressions (``if not is_cuda(): return False``
-        ... ``return capability[0] in majors``) evaluated with the call's arguments bound."""
-        if scope.depth >= MAX_CALL_DEPTH:
-            return None
-        if isinstance(v, Partial):
-            verdicts = {self._call_truth(t, tuple(("__value__", a) for a in v.args) + tuple(args),
-                                         tuple((k, ("__value__", a)) for k, a in v.kwargs) + tuple(kwargs),
-                                         scope, predicates) for t in v.target}
-            return verdicts.pop() if len(verdicts) == 1 else None
-        if not isinstance(v, Func) or v.flags & {"disabled", "op"}:
-            return None
-        f = self.function(v.id)
-        if f is None or not f.returns:
-            return None
-        key = ("truth", v, args, kwargs, scope.key())
-        if key in self._active:
-            return None
-        self._active.add(key)
-        try:
-            bindings = self.bind_args(f, v, args, kwargs, scope)
-            inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1)
-            verdicts = set()
-            guards_list = f.return_guards or tuple(() for _ in f.returns)
-            for r, g in zip(f.returns, guards_list):
-                if g and not self.guards_may_hold(g, inner, predicates):
-                    continue
-                verdicts.add(self.truth(r, inner, predicates))
-                if None in verdicts or len(verdicts) > 1:
-                    return None
-            return verdicts.pop() if len(verdicts) == 1 else None
-        finally:
-            self._active.discard(key)
-
-    def _predicate(self, name: Optional[str], predicates: Optional[dict], called: bool = True) -> Optional[bool]:
-        if name is None:
-            return None
-        name = model.normalize(name)
-        if predicates:
-            if name in predicates:
-                return predicates[name]
-            short = name.rsplit(".", 1)[-1]
-            if f"*.{short}" in predicates:
-                return predicates[f"*.{short}"]
-        if called and name in model.REGION_PREDICATES and name != "typing.TYPE_CHECKING":
-            return None  # only true inside a region: the caller passes region predicates
-        if not called and name == "typing.TYPE_CHECKING":
-            return False
-        return None
-
-    def guards_may_hold(self, guards, scope: Scope, predicates: Optional[dict] = None) -> bool:
-        for g in guards:
-            t = self.truth(g.cond, scope, predicates)
-            if t is not None and t != g.polarity:
-                return False
-        return True
-
-
-def _compare(op: str, a, b) -> Optional[bool]:
-    try:
-        return {
-            "Eq": lambda: a == b, "NotEq": lambda: a != b, "Lt": lambda: a < b, "LtE": lambda: a <= b,
-            "Gt": lambda: a > b, "GtE": lambda: a >= b, "In": lambda: a in b, "NotIn": lambda: a not in b,
-            "Is": lambda: a is b, "IsNot": lambda: a is not b,
-        }[op]()
-    except (TypeError, KeyError):
-        return None
