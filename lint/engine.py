@@ -266,6 +266,9 @@ def _scan(options: ScanOptions) -> ScanResult:
         "unresolved_ratio": round(reach.stats.unresolved_calls / reach.stats.call_sites, 4)
         if reach.stats.call_sites else 0.0,
         "findings": len(findings),
+        # by certainty: met on every trace of the region, or only under branches the walk could not decide
+        "findings_certain": sum(1 for f in findings if not f.conditions),
+        "findings_conditional": sum(1 for f in findings if f.conditions),
         "suppressed": len(suppressed),
     }
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
@@ -392,8 +395,9 @@ class _Merged:
             key = (f.rule, f.path, f.line, f.fix_point)
             regions.setdefault(key, {}).setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
             cur = best.get(key)
-            if cur is None or (SEVERITY_ORDER[f.severity], len(f.trace), f.col) < (
-                    SEVERITY_ORDER[cur.severity], len(cur.trace), cur.col):
+            # the most certain report wins (an error; then the warning asking for the fewest conditions)
+            if cur is None or (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
+                    SEVERITY_ORDER[cur.severity], len(cur.conditions), len(cur.trace), cur.col):
                 best[key] = f
 
     def findings(self) -> list:

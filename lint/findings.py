@@ -17,6 +17,26 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A branch on the path to a hazard that the analyzer could not decide: the hazard is reached only if
+    ``text`` holds at ``path:line`` (``"dynamic" in self.rope_type``, ``the try body raises``)."""
+
+    path: str
+    line: int
+    text: str
+    # the guard itself, to recognise its opposite (the same branch taken the other way: `if c:` / `else:`)
+    expr: tuple = field(default=(), compare=False, repr=False)
+    polarity: bool = field(default=True, compare=False, repr=False)
+
+    def opposes(self, other: "Condition") -> bool:
+        return (self.path, self.line, self.expr) == (other.path, other.line, other.expr) and \
+            self.polarity != other.polarity and bool(self.expr)
+
+    def describe(self) -> str:
+        return f"{self.text} ({self.path}:{self.line})"
+
+
+@dataclass(frozen=True)
 class RegionRef:
     path: str
     line: int
@@ -43,6 +63,13 @@ class Finding:
     other_regions: tuple = ()  # RegionRefs of the other regions that reach the same hazard
     fix_point: str = ""  # outermost function on the path that owns the hazard (outside the region's own file)
     env_key: str = ""  # for a read of os.environ[key] / .get / `in`: the key (see engine._drop_set_env_keys)
+    # the undecided branches on the path (Condition): empty when every guard on it is decided true or absent,
+    # i.e. the hazard is met every time the region is traced
+    conditions: tuple = ()
+
+    @property
+    def certain(self) -> bool:
+        return not self.conditions
 
     def sort_key(self):
         return (self.path, self.line, self.col, self.rule)

@@ -20,6 +20,7 @@ from .summary import (
     ClassSummary,
     Effect,
     FunctionSummary,
+    RAISES,
     Guard,
     ModuleSummary,
 )
@@ -309,8 +310,8 @@ class Indexer:
             elif t is ast.IfExp:
                 test = self.conv(n.test, fn)
                 stack.append((n.test, g))
-                stack.append((n.body, g + (Guard(test, True),)))
-                stack.append((n.orelse, g + (Guard(test, False),)))
+                stack.append((n.body, g + (Guard(test, True, n.lineno),)))
+                stack.append((n.orelse, g + (Guard(test, False, n.lineno),)))
             elif t is ast.Compare:
                 for op, comp in zip(n.ops, n.comparators):
                     if isinstance(op, (ast.In, ast.NotIn)):
@@ -380,7 +381,7 @@ class Indexer:
                 return  # the rest of this block is dead code
             if isinstance(st, ast.If) and not st.orelse and _terminates(st.body):
                 # `if cond: return ...` -- what follows runs only when cond is false
-                guards = guards + (Guard(self.conv(st.test, fn), False),)
+                guards = guards + (Guard(self.conv(st.test, fn), False, st.lineno),)
 
     def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
         t = type(st)
@@ -414,13 +415,13 @@ class Indexer:
         if t is ast.If:
             test = self.conv(st.test, fn)
             self.collect(st.test, fn, guards, in_try)
-            self.block(st.body, fn, guards + (Guard(test, True),), in_try, cls)
-            self.block(st.orelse, fn, guards + (Guard(test, False),), in_try, cls)
+            self.block(st.body, fn, guards + (Guard(test, True, st.lineno),), in_try, cls)
+            self.block(st.orelse, fn, guards + (Guard(test, False, st.lineno),), in_try, cls)
             return
         if t is ast.While:
             test = self.conv(st.test, fn)
             self.collect(st.test, fn, guards, in_try)
-            self.block(st.body, fn, guards + (Guard(test, True),), in_try, cls)
+            self.block(st.body, fn, guards + (Guard(test, True, st.lineno),), in_try, cls)
             self.block(st.orelse, fn, guards, in_try, cls)
             return
         if t in (ast.For, ast.AsyncFor):
@@ -443,7 +444,8 @@ class Indexer:
             for h in st.handlers:
                 if h.name:
                     fn.add_local(h.name, ("unknown", "exception"))
-                self.block(h.body, fn, guards, in_try, cls)
+                # a handler runs only if the try body raises: a condition the walk cannot decide
+                self.block(h.body, fn, guards + (Guard(RAISES, True, h.lineno),), in_try, cls)
             self.block(st.orelse, fn, guards, in_try, cls)
             self.block(st.finalbody, fn, guards, in_try, cls)
             return

@@ -220,6 +220,9 @@ def outcome_before(f) -> str:
         return f"compiles, but behaves differently from eager: {f.dynamo}"
     where = {True: "**error** (fullgraph=True)", False: "**graph break** (fullgraph=False)",
              None: "**error** under fullgraph=True, a graph break otherwise"}[fg]
+    if f.conditions:
+        only = "; ".join(f"`{c.text}` ({Path(c.path).name}:{c.line})" for c in f.conditions)
+        return f"may stop Dynamo, only if {only}: {f.dynamo}"
     return f"{where}: {f.dynamo}"
 
 

@@ -3,6 +3,11 @@
 The walk is a breadth-first search over ``Node`` = (function, class bound to ``self``, mode), so the first
 time a node is reached is by a shortest path; the parent links give the call path of every finding.
 
+It runs in two phases.  The first follows only the calls whose guards are all decided true (or absent): what it
+reaches, Dynamo meets every time the region is traced, and a break there is an error under fullgraph.  The
+second follows the rest: a hazard reached only through a branch the analyzer could not decide (a config value,
+an environment variable, an ``except`` handler) carries those branches as ``conditions`` and is a warning.
+
 What one call site means is worked out once per (function, self class) as a list of ``Action``s
 (``actions``); how an action is reported depends on the walk's mode:
 
@@ -25,7 +30,8 @@ from compile_lint.rules import ALL_RULES, rule_for_call, rule_for_enter, rule_fo
 from compile_lint.rules.caching import RANDOM_FACTORIES
 
 from .dynamo import model
-from .findings import Finding, Frame, RegionRef
+from .exprtext import condition as condition_text
+from .findings import Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
@@ -356,16 +362,30 @@ class Reach:
         return []
 
     # ------------------------------------------------------------------- walk
-    def _guards_ok(self, act: Action, node: Node, predicates: dict) -> bool:
+    def _undecided(self, act: Action, node: Node, predicates: dict) -> Optional[tuple]:
+        """The guards of ``act`` that the walk cannot decide, as Conditions; ``None`` when one is decided
+        false (the call never runs); ``()`` when every guard holds."""
         if not act.guards:
-            return True
+            return ()
         key = (node.fid, node.self_cls, node.consts, act.guards, tuple(sorted(predicates.items())))
         if key in self._guard_memo:
             return self._guard_memo[key]
         scope = self.scope_of(node.fid, node.self_cls, node.consts)
-        ok = self.p.guards_may_hold(act.guards, scope, predicates)
-        self._guard_memo[key] = ok
-        return ok
+        open_ = []
+        res: Optional[tuple] = ()
+        for g in act.guards:
+            t = self.p.truth(g.cond, scope, predicates)
+            if t is None:
+                open_.append(g)
+            elif t != g.polarity:
+                res = None
+                break
+        if res is not None and open_:
+            mod = self.p.module(split_id(node.fid)[0])
+            path = mod.path if mod else ""
+            res = tuple(Condition(path, g.line or act.line, condition_text(g), g.cond, g.polarity) for g in open_)
+        self._guard_memo[key] = res
+        return res
 
     def walk(self, region: Region, visited: Optional[set] = None) -> list:
         """The findings of one region.  ``visited``, when given, receives the id of every function the walk
@@ -374,37 +394,76 @@ class Reach:
         predicates.update(region.predicates)
         variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
-        parent: dict = {}
+        parent: dict = {}  # node -> None (an entry) or (caller node, action, the call's undecided conditions)
         prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
+        conds_of: dict = {}  # node -> the undecided conditions on its path (empty for the certain ones)
+        findings: list = []
+        ctx = (parent, prefixes, region, region_ref)
+
+        def visit(node: Node, certain_only: bool, deferred: list) -> None:
+            if visited is not None:
+                visited.add(node.fid)
+            self.stats.functions_walked += 1
+            here = conds_of[node]
+            for step, what, act, conds in self._steps(node, predicates, variant):
+                if conds and certain_only:
+                    deferred.append((node, step, what, act, conds))
+                    continue
+                take(node, step, what, act, here + conds if conds else here)
+
+        def take(node: Node, step, what, act: Action, conds: tuple) -> None:
+            if step is _CHILD:
+                if what not in parent:
+                    parent[what] = (node, act)
+                    conds_of[what] = conds
+                    queue.append(what)
+                elif conds_of[what]:
+                    # reached again on another path: under weaker conditions, or under the opposite branch
+                    # (`if aot: load(a)` / `else: load(b)`): fewer conditions, and the hazards below it are
+                    # reported again with them (a set only shrinks, so this ends)
+                    weaker = _either(conds_of[what], conds)
+                    if weaker is not None:
+                        parent[what] = (node, act)
+                        conds_of[what] = weaker
+                        queue.append(what)
+            elif step is _HAZARD:
+                emit(lambda c: self._hazard(act, node, ctx, c), _dedup(conds))
+            else:
+                emit(lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c), _dedup(conds))
+
+        redo: dict = {}  # id(finding) -> the report again, under other conditions (_fold_alternatives)
+
+        def emit(report, conds: tuple) -> None:
+            found = report(conds)
+            if conds:
+                for f in found:
+                    redo[id(f)] = report
+            findings.extend(found)
+
+        # phase 1: what every trace of the region meets
         queue: deque = deque()
         for fid, self_cls in region.entries:
             n = Node(fid, self_cls)
             if n not in parent:
                 parent[n] = None
+                conds_of[n] = ()
                 queue.append(n)
-        findings: list = []
-        ctx = (parent, prefixes, region, region_ref)
+        deferred: list = []
         while queue:
-            node = queue.popleft()
-            self.stats.functions_walked += 1
-            if visited is not None:
-                visited.add(node.fid)
-            for step, what, act in self._steps(node, predicates, variant):
-                if step is _CHILD:
-                    if what not in parent:
-                        parent[what] = (node, act)
-                        queue.append(what)
-                elif step is _HAZARD:
-                    findings += self._hazard(act, node, ctx)
-                else:
-                    findings += self._report(ALL_RULES[what], act, node, ctx)
-        return findings
+            visit(queue.popleft(), True, deferred)
+        # phase 2: what only some traces meet, each under the conditions on its path
+        for node, step, what, act, conds in deferred:
+            take(node, step, what, act, conds_of[node] + conds)
+            while queue:
+                visit(queue.popleft(), False, deferred)
+        return findings + _fold_alternatives(findings, redo)
 
     def _steps(self, node: Node, predicates: dict, variant: tuple) -> list:
-        """What visiting ``node`` does, in order: (_CHILD, child node, action), (_HAZARD, None, action) or
-        (_REPORT, rule code, action).  It depends on the node and the region's predicates and fullgraph only,
-        so it is worked out once and shared by every region that reaches the node (432 regions of a
-        site-packages reach the same layers again and again: a million visits, ~60,000 distinct nodes)."""
+        """What visiting ``node`` does, in order: (_CHILD, child node, action, conditions), (_HAZARD, None,
+        action, conditions) or (_REPORT, rule code, action, conditions), where conditions are the call's
+        undecided guards.  It depends on the node and the region's predicates and fullgraph only, so it is
+        worked out once and shared by every region that reaches the node (432 regions of a site-packages
+        reach the same layers again and again: a million visits, ~60,000 distinct nodes)."""
         key = (node, variant)
         steps = self._steps_memo.get(key)
         if steps is not None:
@@ -413,16 +472,17 @@ class Reach:
         for act in self.actions(node.fid, node.self_cls, node.consts):
             if act.kind in ("stop", "unresolved"):
                 continue
-            if not self._guards_ok(act, node, predicates):
+            conds = self._undecided(act, node, predicates)
+            if conds is None:
                 continue
             if act.kind in ("enter", "cached_property"):
                 if act.kind == "cached_property":
-                    steps.append((_REPORT, "CL115", act))
+                    steps.append((_REPORT, "CL115", act, conds))
                 if _breaks_at_disable(act.target, node):
-                    steps.append((_REPORT, "CL116", act))
-                steps += [(_CHILD, child, act) for child in self._enter(act, node, fullgraph=variant[1])]
+                    steps.append((_REPORT, "CL116", act, conds))
+                steps += [(_CHILD, child, act, conds) for child in self._enter(act, node, fullgraph=variant[1])]
                 continue
-            steps.append((_HAZARD, None, act))
+            steps.append((_HAZARD, None, act, conds))
         self._steps_memo[key] = steps
         return steps
 
@@ -475,7 +535,7 @@ class Reach:
         self._const_memo[key] = res
         return res
 
-    def _hazard(self, act: Action, node: Node, ctx) -> list:
+    def _hazard(self, act: Action, node: Node, ctx, conditions: tuple = ()) -> list:
         rule = ALL_RULES[act.rule]
         if act.kind == "env" and node.mode == "cached":
             return []  # eager caches the read too: both are frozen at the first call
@@ -484,22 +544,24 @@ class Reach:
         detail = ""
         if act.kind == "shape":
             detail = " (receiver type not resolved; matched by method name)"
-        found = self._report(rule, act, node, ctx, detail)
+        found = self._report(rule, act, node, ctx, detail, conditions)
         if act.kind == "env" and act.callee != "os.getenv" and act.detail:
             for f in found:  # dropped after the walk if the program sets this key (engine._drop_set_env_keys)
                 f.env_key = act.detail
         return found
 
     # ------------------------------------------------------------------- report
-    def _report(self, rule, act: Action, node: Node, ctx, detail: str = "") -> list:
+    def _report(self, rule, act: Action, node: Node, ctx, detail: str = "", conditions: tuple = ()) -> list:
         parent, prefixes, region, region_ref = ctx
         # what a report says depends on the node, the action and fullgraph only; the path to it, on the region.
         # Actions are keyed by identity (hashing one hashes its expressions) and kept in the entry, so that
         # identity is never reused.
-        key = (id(act), node, rule.code, region.fullgraph is True, detail)
+        certain = not conditions
+        key = (id(act), node, rule.code, region.fullgraph is True, detail, certain)
         fixed = self._report_memo.get(key)
         if fixed is None:
-            fixed = self._report_memo[key] = (act,) + self._report_text(rule, act, node, region.fullgraph, detail)
+            fixed = self._report_memo[key] = (act,) + self._report_text(rule, act, node, region.fullgraph, detail,
+                                                                        certain)
         _, code, severity, path, qualname, message, dynamo, loader_fix_point = fixed
         frames, cached = self._frames(node, act.line, parent, prefixes)
         return [Finding(
@@ -515,9 +577,10 @@ class Reach:
             trace=tuple(frames),
             callee=act.callee,
             fix_point=loader_fix_point or self._fix_point(frames, cached, region),
+            conditions=conditions,
         )]
 
-    def _report_text(self, rule, act: Action, node: Node, fullgraph, detail: str) -> tuple:
+    def _report_text(self, rule, act: Action, node: Node, fullgraph, detail: str, certain: bool = True) -> tuple:
         """(rule code, severity, path, qualname, message, Dynamo outcome, fix point if a cached loader)."""
         callee = act.callee
         message = rule.message.format(callee=callee, detail=act.detail or "")
@@ -542,7 +605,9 @@ class Reach:
         elif node.mode == "disabled" and rule.code != "CL116":
             message += " (behind torch.compiler.disable, itself an error under fullgraph=True: use an op boundary)"
         if kind == BREAK:
-            severity = "error" if fullgraph is True else "warning"
+            # an error only where every trace of a fullgraph region meets it; behind an undecided branch it may
+            # stop Dynamo: a warning that names the branch
+            severity = "error" if fullgraph is True and certain else "warning"
             if rule.code == "CL116" and fullgraph is not True:
                 severity = "note"
         elif kind == SILENT:
@@ -632,3 +697,55 @@ def _text(e) -> str:
     if k == "sub":
         return f"{_text(e[1])}[...]"
     return f"<{k}>"
+
+
+def _dedup(conds: tuple) -> tuple:
+    """The path's conditions, each once, in path order (a guard met twice on the way is one condition)."""
+    if len(conds) < 2:
+        return conds
+    return tuple(dict.fromkeys(conds))
+
+
+def _fold_alternatives(findings: list, redo: dict) -> list:
+    """One hazard reached on several paths of a region, each under its own conditions (``load("a")`` under
+    ``if aot:``, ``load("b")`` under ``else:``): the hazard is met when any of them holds.  Where that is fewer
+    conditions (none at all, for both branches of one ``if``), the hazard is reported again with them; the
+    engine keeps the most certain report."""
+    groups: dict = {}
+    for f in findings:
+        if f.conditions and id(f) in redo:
+            groups.setdefault((f.rule, f.path, f.line, f.fix_point), []).append(f)
+    extra = []
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        sets = {f.conditions: f for f in group}
+        changed = True
+        while changed:
+            changed = False
+            for a in list(sets):
+                for b in list(sets):
+                    if a == b or a not in sets or b not in sets:
+                        continue
+                    both = _either(a, b)
+                    if both is not None and both not in sets:
+                        sets[both] = sets[a]
+                        changed = True
+        have = {f.conditions for f in group}
+        best = min(sets, key=len)
+        if best not in have:
+            extra += redo[id(sets[best])](best)
+    return extra
+
+
+def _either(old: tuple, new: tuple) -> Optional[tuple]:
+    """The conditions under which a node reached under ``old`` or under ``new`` is reached, when that is
+    fewer conditions than ``old`` (else None): ``new`` itself when it asks for less (a subset), or what both
+    share when they differ only by one branch taken both ways."""
+    so, sn = set(old), set(new)
+    if sn < so:
+        return _dedup(new)
+    only_old, only_new = so - sn, sn - so
+    if len(only_old) == 1 and len(only_new) == 1 and next(iter(only_old)).opposes(next(iter(only_new))):
+        return tuple(c for c in old if c in sn)
+    return None

@@ -60,6 +60,11 @@ REGION_PREDICATES = {
     "torch.compiler.is_dynamo_compiling": True,
     "torch._dynamo.external_utils.is_compiling": True,
     "torch._utils.is_compiling": True,
+    # False while Dynamo traces (measured on torch 2.13: `if torch.jit.is_scripting() or torch.jit.is_tracing()
+    # or torch._C._get_tracing_state(): print(...)` compiles under fullgraph=True)
+    "torch.jit.is_scripting": False,
+    "torch.jit.is_tracing": False,
+    "torch._C._get_tracing_state": False,
     "typing.TYPE_CHECKING": False,
 }
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..dynamo import model
-from ..values import Class, Const, External, Func, Instance, Partial, TupleVal
+from ..summary import RAISES
+from ..values import Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
@@ -77,6 +78,11 @@ class GuardMixin:
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
                 return verdicts.pop() if len(verdicts) == 1 else None
+            if e[2][0][0] in ("In", "NotIn") and left and all(isinstance(x, Const) for x in left) and len(right) == 1:
+                keys = _literal_keys(next(iter(right)))
+                if keys is not None:  # `backend in backend_modules`, a dict or tuple literal
+                    verdicts = {_compare(e[2][0][0], a.value, keys) for a in left}
+                    return verdicts.pop() if len(verdicts) == 1 else None
         return None
 
     def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
@@ -129,14 +135,27 @@ class GuardMixin:
         try:
             bindings = self.bind_args(f, v, args, kwargs, scope)
             inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1)
-            verdicts = set()
+            verdicts, handler_verdicts = set(), set()
             guards_list = f.return_guards or tuple(() for _ in f.returns)
+            computed = False  # some decided return is a predicate's value, not a bare constant
             for r, g in zip(f.returns, guards_list):
                 if g and not self.guards_may_hold(g, inner, predicates):
                     continue
-                verdicts.add(self.truth(r, inner, predicates))
+                t = self.truth(r, inner, predicates)
+                if any(x.cond == RAISES for x in g):
+                    handler_verdicts.add(t)
+                    continue
+                verdicts.add(t)
+                computed = computed or r[0] != "const"
                 if None in verdicts or len(verdicts) > 1:
                     return None
+            if len(verdicts) == 1 and computed:
+                # `try: return torch.compiler.is_compiling()  except Exception: return False`
+                # (transformers' is_torchdynamo_compiling): the helper is the predicate it returns; the handler
+                # is for a torch without it.  A bare `return True` after `import flash_attn` is not decided so:
+                # whether the import raises is the question.
+                return verdicts.pop()
+            verdicts |= handler_verdicts
             return verdicts.pop() if len(verdicts) == 1 else None
         finally:
             self._active.discard(key)
@@ -173,4 +192,25 @@ def _compare(op: str, a, b) -> Optional[bool]:
             "Is": lambda: a is b, "IsNot": lambda: a is not b,
         }[op]()
     except (TypeError, KeyError):
+        return None
+
+
+def _literal_keys(v) -> Optional[frozenset]:
+    """The members of a dict literal (its keys) or a tuple literal, when every one is a known constant."""
+    out = []
+    if isinstance(v, DictVal):
+        for key, _ in v.items:
+            if key is None:
+                return None
+            out.append(key)
+    elif isinstance(v, TupleVal):
+        for item in v.items:
+            if len(item) != 1 or not isinstance(next(iter(item)), Const):
+                return None
+            out.append(next(iter(item)).value)
+    else:
+        return None
+    try:
+        return frozenset(out)
+    except TypeError:
         return None

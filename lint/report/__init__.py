@@ -37,6 +37,9 @@ def finding_to_dict(f: Finding, roots: list) -> dict:
             for r in f.other_regions
         ],
         "fix_point": f.fix_point,
+        # undecided branches on the path: the hazard is met only if each holds (empty: on every trace)
+        "certain": f.certain,
+        "conditions": [{"path": rp(c.path), "line": c.line, "text": c.text} for c in f.conditions],
         "fingerprint": f.fingerprint(),
         "fixes": list(f.fixes),
     }
@@ -92,7 +95,9 @@ def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, st
         head = f"{rp(f.path)}:{f.line}:{f.col}: {c('1', f.rule)} {c(sev_color[f.severity], f.severity)}: {f.message}"
         lines.append(head)
         if f.severity != "note":
-            lines.append(f"  dynamo: {f.dynamo}")
+            lines.append(f"  dynamo: {'may stop: ' if f.conditions and f.dynamo else ''}{f.dynamo}")
+        for cond in f.conditions:
+            lines.append(f"  only if: {cond.text}  ({rp(cond.path)}:{cond.line})")
         if show_paths and f.trace:  # (CL302 notes have no call path)
             r = f.region
             fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph unknown"}[r.fullgraph]

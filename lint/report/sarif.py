@@ -123,7 +123,9 @@ def result_for(f, rule_index: dict, loc: _Locator, fingerprint_base: list) -> di
     fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph unknown"}[r.fullgraph]
     text = f.message.rstrip(".") + "."
     if f.severity != "note" and f.dynamo:
-        text += f" Dynamo: {f.dynamo.rstrip('.')}."
+        text += f" Dynamo{' may stop' if f.conditions else ''}: {f.dynamo.rstrip('.')}."
+    if f.conditions:
+        text += " Only if: " + "; ".join(c.describe() for c in f.conditions) + "."
     if f.trace:
         text += f" Reached from compiled region {r.qualname} ({r.kind}, {fg})"
         text += f" and {f.regions_reaching - 1} more." if f.regions_reaching > 1 else "."
@@ -136,7 +138,9 @@ def result_for(f, rule_index: dict, loc: _Locator, fingerprint_base: list) -> di
         "properties": {"qualname": f.qualname, "callee": f.callee, "fixPoint": f.fix_point,
                        "region": {"path": loc.artifact(r.path)["uri"], "line": r.line,
                                   "qualname": r.qualname, "kind": r.kind, "fullgraph": r.fullgraph},
-                       "regionsReaching": f.regions_reaching},
+                       "regionsReaching": f.regions_reaching, "certain": f.certain,
+                       "conditions": [{"path": loc.artifact(c.path)["uri"], "line": c.line, "text": c.text}
+                                      for c in f.conditions]},
     }
     if f.rule in rule_index:
         res["ruleIndex"] = rule_index[f.rule]

@@ -106,9 +106,12 @@ def through(finding, hop: str) -> bool:
     return any(n == hop or n.endswith("." + hop) for n in names(finding))
 
 
-def fullgraph_errors_through(result, hop: str) -> list:
-    """Error findings of a fullgraph region whose path runs through the function ``hop``."""
-    return [f for f in result.findings if f.severity == "error" and f.region.fullgraph is True and through(f, hop)]
+def predicted_stops_through(result, hop: str) -> list:
+    """The findings of a fullgraph region that predict a Dynamo stop on a path through the function ``hop``:
+    errors (met on every trace), and warnings that name the branches they need (a loader behind
+    ``if _use_cuda_norm(device):``, decided by the installed CuTe DSL and the device)."""
+    return [f for f in result.findings if f.region.fullgraph is True and through(f, hop)
+            and (f.severity == "error" or (f.severity == "warning" and f.conditions and f.rule.startswith("CL1")))]
 
 
 def rel_to(path, root) -> str:

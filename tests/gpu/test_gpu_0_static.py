@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_support import HERE, flashinfer_site, fullgraph_errors_through, log, names, scan_file, through
+from gpu_support import HERE, flashinfer_site, log, names, predicted_stops_through, scan_file, through
 
 
 def _site():
@@ -27,8 +27,10 @@ def test_predicts_the_loader_path(module_name, entry, loader, scan_cache):
     site = _site()
     result, _ = scan_file(HERE / f"{module_name}.py", site, scan_cache)
     assert [r.fullgraph for r in result.regions] == [True]
-    hits = fullgraph_errors_through(result, loader)
-    assert hits, f"no error through {loader}"
+    # an error where the path is certain; a warning naming its branch where it is not (rmsnorm reaches the
+    # CUDA JIT loader only if `_use_cuda_norm(input.device)`: the installed CuTe DSL and the device decide)
+    hits = predicted_stops_through(result, loader)
+    assert hits, f"no predicted stop through {loader}"
     f = min(hits, key=lambda g: len(g.trace))
     assert names(f)[1] == entry and f.trace[0].path.endswith(f"{module_name}.py")
     assert any(g.rule == "CL101" for g in hits), "the nvcc subprocess behind the JIT build is not reported"
@@ -66,7 +68,7 @@ def test_sm120_predictions_flashinfer(scan_cache):
     assert not [f for f in sm90.findings if f.severity == "error"]
 
     fp4, _ = scan_file(HERE / "models_fp4.py", site, scan_cache, target_arch="sm120", cuda_version="13.0")
-    hops = {n for f in fullgraph_errors_through(fp4, "get_fp4_quantization_module") for n in names(f)}
+    hops = {n for f in predicted_stops_through(fp4, "get_fp4_quantization_module") for n in names(f)}
     assert hops & {"gen_fp4_quantization_sm120_module", "gen_fp4_quantization_sm120f_module"}
     assert not hops & {"gen_fp4_quantization_sm90_module", "gen_fp4_quantization_sm100_module"}
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from gpu_support import (HERE, capability, flashinfer_site, fullgraph_errors_through, log, names, rel_to,
+from gpu_support import (HERE, capability, flashinfer_site, predicted_stops_through, log, names, rel_to,
                          require_cuda, require_flashinfer, scan_file, under, user_frames)
 
 pytestmark = pytest.mark.gpu
@@ -51,7 +51,7 @@ def test_fullgraph_fails_as_predicted(case, scan_cache):
     # static: the prediction, before anything of the model runs
     result, _ = scan_file(HERE / f"{module_name}.py", site, scan_cache, target_arch=f"sm{major}{minor}",
                           cuda_version=torch.version.cuda)
-    predicted = fullgraph_errors_through(result, loader)
+    predicted = predicted_stops_through(result, loader)
     assert predicted, f"compile-lint predicts no error through {loader} for {module_name}.py"
     first = min(predicted, key=lambda f: len(f.trace))
     log(f"{case}: compile-lint predicts {len(predicted)} errors through {loader}; e.g. {first.rule} "

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from gpu_support import (FixedCopy, bits, bitwise_equal, capability, capture_and_replay, copy_model, flashinfer_site,
-                         fullgraph_errors_through, import_file, log, require_cuda, require_flashinfer, run_fix)
+                         predicted_stops_through, import_file, log, require_cuda, require_flashinfer, run_fix)
 
 pytestmark = pytest.mark.gpu
 
@@ -60,7 +60,7 @@ def fixed_rmsnorm(tmp_path_factory, scan_cache):
     assert "flashinfer.norm.rmsnorm(" not in text and "_compile_lint_ops.rmsnorm(" in text, text
     generated = path.parent / "_compile_lint_ops.py"
     assert generated.is_file() and "register_fake" in generated.read_text()
-    left = fullgraph_errors_through(report.result, "get_norm_module") if report.result is not None else []
+    left = predicted_stops_through(report.result, "get_norm_module") if report.result is not None else []
     assert not left, f"re-scan still reports errors through get_norm_module: {[f.rule for f in left]}"
     module = import_file(path, "cl_gpu_fixed_models_rmsnorm")
     return FixedCopy(path, module, report, text, generated, notes)
@@ -80,7 +80,7 @@ def fixed_fp4(tmp_path_factory, scan_cache):
     assert "torch.ops.flashinfer.fp4_quantize(x, self.global_scale)" in text, text
     generated = path.parent / "_compile_lint_ops.py"
     assert not generated.exists(), "the library's own op was available: no wrapper module expected"
-    left = fullgraph_errors_through(report.result, "get_fp4_quantization_module") if report.result else []
+    left = predicted_stops_through(report.result, "get_fp4_quantization_module") if report.result else []
     assert not left, f"re-scan still reports errors through the loader: {[f.rule for f in left]}"
     module = import_file(path, "cl_gpu_fixed_models_fp4")
     return FixedCopy(path, module, report, text, generated)

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from gpu_support import (HERE, bitwise_equal, capture_and_replay, copy_model, flashinfer_site,
-                         fullgraph_errors_through, import_file, log, names, require_capability, require_flashinfer,
+                         predicted_stops_through, import_file, log, names, require_capability, require_flashinfer,
                          run_fix, scan_file, through, under, user_frames)
 
 pytestmark = pytest.mark.gpu
@@ -42,7 +42,7 @@ def test_sm120_fp4_backend_key_120f(tmp_path, scan_cache):
     cuda = torch.version.cuda
     family = version_at_least(cuda, "12.9")
     result, _ = scan_file(HERE / "models_fp4.py", site, scan_cache, target_arch=f"sm{major}{minor}", cuda_version=cuda)
-    hops = {n for f in fullgraph_errors_through(result, "get_fp4_quantization_module") for n in names(f)}
+    hops = {n for f in predicted_stops_through(result, "get_fp4_quantization_module") for n in names(f)}
     assert hops & {"gen_fp4_quantization_sm120_module", "gen_fp4_quantization_sm120f_module",
                    "gen_fp4_quantization_sm121_module"}, sorted(hops)
     assert not hops & {"gen_fp4_quantization_sm90_module", "gen_fp4_quantization_sm100_module"}, sorted(hops)

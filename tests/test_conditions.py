@@ -1,0 +1,212 @@
+"""Issue [B]: every finding says when it happens; only a hazard met on every trace of a fullgraph region is an
+error.  A hazard behind a branch the walk cannot decide is a warning that names the branch."""
+import json
+import textwrap
+
+from compile_lint.report import to_json, to_text
+
+
+def _scan(run_scan, tmp_path, source: str, **kw):
+    (tmp_path / "m.py").write_text(textwrap.dedent(source))
+    return run_scan(tmp_path / "m.py", **kw)
+
+
+def _by_line(result):
+    return {f.line: f for f in result.findings if f.severity != "note"}
+
+
+def test_undecided_branch_makes_a_warning_that_names_it(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import os, subprocess, torch
+
+        def f(x, cfg):
+            if cfg.rope_type == "dynamic":
+                subprocess.run(["true"])
+            os.system("true")
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    got = _by_line(result)
+    assert got[6].severity == "warning" and [c.text for c in got[6].conditions] == ["cfg.rope_type == 'dynamic'"]
+    assert got[6].conditions[0].line == 5
+    assert got[7].severity == "error" and got[7].certain
+    doc = json.loads(to_json(result))
+    by = {f["line"]: f for f in doc["findings"]}
+    assert by[6]["certain"] is False and by[6]["conditions"][0]["text"] == "cfg.rope_type == 'dynamic'"
+    assert by[7]["certain"] is True and by[7]["conditions"] == []
+    text = to_text(result)
+    assert "only if: cfg.rope_type == 'dynamic'  (m.py:5)" in text
+    assert "dynamo: may stop: Unsupported" in text
+    assert result.stats["findings_conditional"] == 1 and result.stats["findings_certain"] >= 1
+
+
+def test_the_else_branch_names_the_negated_condition(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import subprocess, torch
+
+        def f(x, merged):
+            if merged is None:
+                pass
+            else:
+                subprocess.run(["true"])
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "warning" and f.conditions[0].text == "merged is not None"
+
+
+def test_an_except_handler_is_a_condition(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import warnings, torch
+
+        def f(x):
+            try:
+                y = x + 1
+            except Exception:
+                warnings.warn("fallback")
+                y = x
+            return y
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "warning" and f.conditions[0].text == "the try body raises"
+
+
+def test_a_hazard_reached_on_both_branches_is_certain(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import os, torch
+
+        def load(p):
+            return os.path.exists(p)
+
+        def f(x, aot):
+            if aot:
+                load("a")
+            else:
+                load("b")
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.line == 5 and f.severity == "error" and f.certain
+
+
+def test_a_certain_path_beats_a_shorter_conditional_one(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import os, torch
+
+        def probe():
+            return os.path.exists("/x")
+
+        def middle():
+            return probe()
+
+        def f(x, flag):
+            if flag:
+                probe()
+            middle()
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "error" and f.certain
+    assert [fr.qualname for fr in f.trace] == ["f", "middle", "probe"]
+
+
+def test_a_guard_helper_returning_is_compiling_in_a_try_is_decided(run_scan, tmp_path):
+    """transformers' is_torchdynamo_compiling(): `try: return torch.compiler.is_compiling()` with
+    `except Exception: return False` is True while Dynamo traces."""
+    result = _scan(run_scan, tmp_path, '''
+        import warnings, torch
+
+        def is_torchdynamo_compiling():
+            try:
+                import torch
+                return torch.compiler.is_compiling()
+            except Exception:
+                return False
+
+        def f(x):
+            if not is_torchdynamo_compiling():
+                warnings.warn("eager only")
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    assert [f for f in result.findings if f.severity != "note"] == []
+
+
+def test_a_bare_constant_returned_after_an_import_is_not_decided(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import warnings, torch
+
+        def has_flash():
+            try:
+                import flash_attn
+                return True
+            except ImportError:
+                return False
+
+        def f(x):
+            if not has_flash():
+                warnings.warn("no flash")
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "warning" and f.conditions[0].text == "not has_flash()"
+
+
+def test_membership_in_a_dict_literal_is_decided(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import os, torch
+
+        def get(backend="100"):
+            table = {"100": 1, "90": 2}
+            if backend not in table:
+                raise ValueError(backend)
+            return os.path.exists("/x")
+
+        def f(x):
+            get()
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "error" and f.certain
+
+
+def test_jit_scripting_and_tracing_are_false_under_dynamo(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import torch
+
+        def f(x):
+            if torch.jit.is_scripting() or torch.jit.is_tracing():
+                print("never while compiling")
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    assert [f for f in result.findings if f.severity != "note"] == []
+
+
+def test_a_region_that_may_graph_break_keeps_warnings(run_scan, tmp_path):
+    result = _scan(run_scan, tmp_path, '''
+        import os, torch
+
+        def f(x):
+            os.system("true")
+            return x
+
+        f_c = torch.compile(f)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "warning" and f.certain
