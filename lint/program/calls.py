@@ -38,6 +38,8 @@ from .scope import MAX_CALL_DEPTH, Scope, _fixed
 MAX_CALL_CONTEXTS = 8
 
 
+_ITERATION_BUILTINS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted",
+                                 "builtins.iter", "builtins.filter"})
 _CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
                                   "torch.nn.ModuleDict", "builtins.dict", "builtins.set", "builtins.frozenset"})
 
@@ -261,6 +263,33 @@ class CallMixin:
             return a[1]
         return self.eval(a, scope)
 
+    def _iteration(self, name: str, args, scope: Scope) -> frozenset:
+        """``enumerate(x)``, ``zip(a, b)``, ``reversed(x)``, ``sorted(x)``, ``iter(x)``, ``filter(f, x)``: a
+        sequence of x's elements (of ``(index, element)`` / ``(a's, b's)`` pairs), so that a loop over them binds
+        its targets to the modules of a ModuleList."""
+        def elems(vals: frozenset) -> frozenset:
+            out = set()
+            for v in vals:
+                if isinstance(v, SeqVal):
+                    out |= v.elems
+                elif isinstance(v, TupleVal):
+                    for it in v.items:
+                        out |= it
+                elif isinstance(v, DictVal):
+                    out |= {Const(k) if k is not None else Unknown("key") for k, _ in v.items}
+                else:
+                    out.add(Unknown("element"))
+            return frozenset(out)
+
+        if name == "builtins.enumerate":
+            pair = TupleVal((frozenset({Unknown("index")}), elems(self._arg_values(args, scope, 0))))
+            return frozenset({SeqVal(frozenset({pair}))})
+        if name == "builtins.zip":
+            return frozenset({SeqVal(frozenset({TupleVal(tuple(elems(self._arg_values(args, scope, i))
+                                                               for i in range(len(args))))}))})
+        which = 1 if name == "builtins.filter" and len(args) > 1 else 0
+        return frozenset({SeqVal(elems(self._arg_values(args, scope, which)))})
+
     def _call_external(self, name: str, args, kwargs, scope: Scope) -> frozenset:
         first = self._arg_values(args, scope, 0) if args else EMPTY
         callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
@@ -299,8 +328,15 @@ class CallMixin:
             return UNKNOWN
         if name == "types.SimpleNamespace":
             return frozenset({Namespace(tuple((k, self.eval(x, scope)) for k, x in kwargs if k))})
+        if name in _ITERATION_BUILTINS and args:
+            return self._iteration(name, args, scope)
+        if name == "typing.cast" and len(args) == 2:  # cast(T, x) is x
+            return self._arg_values(args, scope, 1)
         if name in _CONTAINER_FACTORIES:
             elems = set()
+            if name == "torch.nn.Sequential":  # Sequential(a, b, c): the modules are the arguments themselves
+                for i in range(len(args)):
+                    elems |= {x for x in self._arg_values(args, scope, i) if isinstance(x, Instance)}
             for x in first:
                 if isinstance(x, SeqVal):
                     elems |= x.elems

@@ -34,6 +34,9 @@ from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
 
 _MISS = object()
+_SLICE = ("unknown", "Slice")  # how the index writes a slice (summary.py: unknown node types keep their name)
+# methods of a dict or a module container that give its keys, values or pairs (Program._container_view)
+_CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "modules", "named_children", "named_modules"})
 _INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})
 _IN_PROGRESS = object()
 
@@ -151,6 +154,10 @@ class EvaluatorMixin:
             base = self.eval(e[1], scope)
             return frozenset().union(*(self.attr(v, e[2]) for v in _fixed(base))) if base else EMPTY
         if k == "call":
+            if e[1][0] == "attr" and e[1][2] in _CONTAINER_VIEWS and not e[2]:
+                viewed = self._container_view(self.eval(e[1][1], scope), e[1][2])
+                if viewed is not None:
+                    return viewed
             callees = self.eval(e[1], scope)
             out = set()
             for c in _fixed(callees):
@@ -299,7 +306,39 @@ class EvaluatorMixin:
                 out |= self.eval(y, inner)
         return frozenset(out) if out else None
 
+    def _container_view(self, base: frozenset, method: str) -> Optional[frozenset]:
+        """``d.values()``, ``d.items()``, ``d.keys()`` of a dict literal, and ``blocks.values()`` /
+        ``.children()`` / ``.named_children()`` of a module container (a ModuleDict or ModuleList is kept as the
+        sequence of its modules); None when ``base`` holds something else (an ordinary method call)."""
+        if not base or not all(isinstance(v, (SeqVal, DictVal, TupleVal)) for v in base):
+            return None
+        out = set()
+        for v in base:
+            if isinstance(v, DictVal):
+                keys = frozenset(Const(k) if k is not None else Unknown("key") for k, _ in v.items)
+                vals = frozenset().union(*(vs for _, vs in v.items)) if v.items else EMPTY
+            else:
+                keys = frozenset({Unknown("key")})
+                vals = v.elems if isinstance(v, SeqVal) else (frozenset().union(*v.items) if v.items else EMPTY)
+            if method in ("keys",):
+                out.add(SeqVal(keys))
+            elif method in ("items", "named_children", "named_modules"):
+                out.add(SeqVal(frozenset({TupleVal((keys, vals))})))
+            else:
+                out.add(SeqVal(vals))
+        return frozenset(out)
+
     def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
+        if key_expr == _SLICE:  # `self.blocks[:-1]`: a slice of a sequence is a sequence of the same elements
+            out = set()
+            for v in _fixed(base):
+                if isinstance(v, SeqVal):
+                    out.add(v)
+                elif isinstance(v, TupleVal):
+                    out.add(SeqVal(frozenset().union(*v.items) if v.items else EMPTY))
+                else:
+                    out.add(Unknown("slice"))
+            return frozenset(out)
         out = set()
         key_vals = None
         for v in _fixed(base):
