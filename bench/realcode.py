@@ -34,7 +34,7 @@ def lint_cache() -> Path:
     return cache_root() / "realcode" / "lint-cache"
 
 
-def run(names: list, measure: bool = False, jobs: int = 2) -> tuple:
+def run(names: list, measure: bool = False, jobs: int = 2, cache_dir: Path | None = None) -> tuple:
     if measure:
         truth.main(["--cases", ",".join(names), "--jobs", str(jobs)])
     stored = truth.load()
@@ -42,7 +42,7 @@ def run(names: list, measure: bool = False, jobs: int = 2) -> tuple:
     from realcode.static import analyse
 
     t0 = time.perf_counter()
-    static = analyse(cases, env_root(), cache_dir=lint_cache())
+    static = analyse(cases, env_root(), cache_dir=cache_dir or lint_cache())
     seconds = time.perf_counter() - t0
     scores = [compare.score_case(c, stored[c.name], static[c.name]) for c in cases]
     missing = [n for n in names if n not in stored]
@@ -65,6 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--record-baseline", action="store_true",
                     help="write the CI sample's figures to tests/realcode/baseline.json")
     ap.add_argument("--json", help="also write the scores as JSON to this file")
+    ap.add_argument("--cache-dir", type=Path, help="compile-lint's cache (default: beside the environment)")
     a = ap.parse_args(argv)
     names = [n for n in a.cases.split(",") if n] or [c.name for c in CASES]
     unknown = [n for n in names if n not in BY_NAME]
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
     if a.record_baseline:
         names = [c.name for c in CASES if c.fast]
     try:
-        scores, stats, seconds, meta, missing = run(names, a.measure, a.jobs)
+        scores, stats, seconds, meta, missing = run(names, a.measure, a.jobs, a.cache_dir)
     except EnvUnavailable as e:
         print(f"realcode: {e}", file=sys.stderr)
         return 2

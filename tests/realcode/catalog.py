@@ -132,7 +132,8 @@ CASES: tuple = (
               "tokens", DECODER_VARIANTS),
     # ---------------------------------------------------------------- mixture of experts
     ModelCase("mixtral", "moe", _tm("mixtral", "MixtralModel"), _tc("mixtral", "MixtralConfig"),
-              dict(TINY_GQA, num_local_experts=4, num_experts_per_tok=2), "tokens", DECODER_VARIANTS),
+              dict(TINY_GQA, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2), "tokens",
+              DECODER_VARIANTS),
     ModelCase("qwen2_moe", "moe", _tm("qwen2_moe", "Qwen2MoeModel"), _tc("qwen2_moe", "Qwen2MoeConfig"),
               dict(TINY_GQA, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12,
                    shared_expert_intermediate_size=36), "tokens", DECODER_VARIANTS),
@@ -140,7 +141,8 @@ CASES: tuple = (
               dict(TINY_GQA, head_dim=8, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12),
               "tokens", DECODER_VARIANTS),
     ModelCase("olmoe", "moe", _tm("olmoe", "OlmoeModel"), _tc("olmoe", "OlmoeConfig"),
-              dict(TINY_GQA, num_experts=4, num_experts_per_tok=2), "tokens", DECODER_VARIANTS),
+              dict(TINY_GQA, intermediate_size=32, num_experts=4, num_experts_per_tok=2), "tokens",
+              DECODER_VARIANTS),
     ModelCase("deepseek_v3", "moe", _tm("deepseek_v3", "DeepseekV3Model"), _tc("deepseek_v3", "DeepseekV3Config"),
               dict(TINY_GQA, moe_intermediate_size=12, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
                    n_group=1, topk_group=1, first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=16,
@@ -160,7 +162,8 @@ CASES: tuple = (
     ModelCase("deberta_v2", "encoder", _tm("deberta_v2", "DebertaV2Model"), _tc("deberta_v2", "DebertaV2Config"),
               TINY, "tokens", ENCODER_VARIANTS),
     ModelCase("modernbert", "encoder", _tm("modernbert", "ModernBertModel"), _tc("modernbert", "ModernBertConfig"),
-              dict(TINY, global_attn_every_n_layers=2, local_attention=16), "tokens", ENCODER_VARIANTS),
+              dict(TINY, global_attn_every_n_layers=2, local_attention=16, pad_token_id=0), "tokens",
+              ENCODER_VARIANTS),
     # ---------------------------------------------------------------- encoder-decoders
     ModelCase("t5", "encoder-decoder", _tm("t5", "T5Model"), _tc("t5", "T5Config"),
               dict(vocab_size=99, d_model=32, d_ff=37, d_kv=8, num_layers=2, num_heads=4, decoder_start_token_id=0),
@@ -176,7 +179,7 @@ CASES: tuple = (
     ModelCase("whisper", "audio", _tm("whisper", "WhisperModel"), _tc("whisper", "WhisperConfig"),
               dict(vocab_size=99, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                    decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, num_mel_bins=16,
-                   max_source_positions=30, max_target_positions=40, decoder_start_token_id=1),
+                   max_source_positions=30, max_target_positions=40, decoder_start_token_id=1, pad_token_id=0),
               "whisper", (NO_CACHE,)),
     # ---------------------------------------------------------------- vision
     ModelCase("vit", "vision", _tm("vit", "ViTModel"), _tc("vit", "ViTConfig"),

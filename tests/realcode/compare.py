@@ -27,6 +27,11 @@ def module_of(path: str) -> str:
     return mod.replace("/", ".")
 
 
+def _generated(key) -> bool:
+    """A frame Dynamo made itself: the function that resumes a frame after a graph break."""
+    return "torch_dynamo_resume_in_" in key[2]
+
+
 def _fn(key) -> tuple:
     path, _line, qual = key
     return (module_of(path), qual)
@@ -142,7 +147,7 @@ def score_case(case, rows: list, static: dict) -> CaseScore:
 
     traced, ran, callers = set(), set(), {}
     for r in measured:
-        traced |= {_fn(k) for k in r.get("traced", ())}
+        traced |= {_fn(k) for k in r.get("traced", ()) if not _generated(k)}
         ran |= {_fn(k) for k in r.get("executed", ())}
         for callee, caller, line in r.get("callers", ()):
             callers.setdefault(_fn(callee), (caller, line))

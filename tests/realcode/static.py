@@ -47,6 +47,7 @@ def analyse(cases: list, env_root: Path, cache_dir: Path | None = None, **option
         names = {refs.get((_rel(r.path, root), r.line, r.qualname)) for r in (f.region,) + tuple(f.other_regions)}
         row = {"rule": f.rule, "severity": f.severity, "path": _rel(f.path, root), "line": f.line,
                "callee": f.callee, "message": f.message,
+               "conditions": [c.text for c in getattr(f, "conditions", ())],
                "trace": [(_rel(fr.path, root), fr.line) for fr in f.trace]}
         for name in names - {None}:
             by_case[name]["findings"].append(row)

@@ -70,7 +70,12 @@ def main(argv=None) -> int:
     if unknown:
         print(f"unknown cases: {unknown}", file=sys.stderr)
         return 2
-    measured = measure(names, a.jobs, a.timeout)
+    print(f"wrote {store(measure(names, a.jobs, a.timeout), names)}")
+    return 0
+
+
+def store(measured: dict, names: list) -> Path:
+    """Write the harness's output into the stored truth, keeping the rows of models not in ``names``."""
     torch_version = measured["torch"].split("+")[0]
     path = truth_path(torch_version)
     rows = [r for r in measured["rows"]]
@@ -92,8 +97,7 @@ def main(argv=None) -> int:
     # one row a line: a re-measured model shows in a diff as its own lines
     path.write_text(json.dumps(header, **compact)[:-1] + ',"rows":[\n'
                     + ",\n".join(json.dumps(r, **compact) for r in rows) + "\n]}\n")
-    print(f"wrote {path} ({len(rows)} rows)")
-    return 0
+    return path
 
 
 if __name__ == "__main__":
