@@ -210,3 +210,47 @@ def test_a_region_that_may_graph_break_keeps_warnings(run_scan, tmp_path):
         ''')
     (f,) = [f for f in result.findings if f.severity != "note"]
     assert f.severity == "warning" and f.certain
+
+
+def test_what_a_decorator_does_when_applied_is_not_walked(run_scan, tmp_path):
+    """transformers' `@auto_docstring` (with or without arguments) rewrites the docstring while the class is
+    defined, at import (reading the source with inspect.getsourcefile); calling the decorated forward runs only
+    the forward.  A real wrapper (functools.wraps style) runs at every call, and is walked."""
+    result = _scan(run_scan, tmp_path, '''
+        import functools, logging, torch
+
+        logger = logging.getLogger(__name__)
+
+        def auto_docstring(obj=None, *, intro=None):
+            def decorator(obj):
+                print("documenting", obj.__qualname__)
+                return obj
+            if obj:
+                return decorator(obj)
+            return decorator
+
+        def logged(func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                logger.warning("called")
+                return func(*args, **kwargs)
+            return wrapper
+
+        class M(torch.nn.Module):
+            @auto_docstring(intro="x")
+            def forward(self, x):
+                return self.outer(x)
+
+            @auto_docstring
+            def outer(self, x):
+                return self.inner(x)
+
+            @auto_docstring(intro="y")
+            @logged
+            def inner(self, x):
+                return x
+
+        m = torch.compile(M(), fullgraph=True)
+        ''')
+    loud = {(f.line, f.callee) for f in result.findings if f.severity != "note"}
+    assert loud == {(17, "logging.Logger.warning")}

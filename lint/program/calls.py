@@ -102,15 +102,31 @@ class CallMixin:
                     out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + r.wrappers))
                 elif isinstance(r, Op):
                     out.add(r)
-                elif isinstance(r, Func):
+                elif isinstance(r, Func) and self._calls_decorated(d, r):
                     # a wrapper (functools.wraps style): calling it runs the wrapper and the original
                     out.add(Func(t.id, t.self_cls, t.flags | r.flags, t.wrappers + (r.id,)))
                 else:
+                    # not a wrapper of t: the inner decorator a factory returns when called without the
+                    # function (`@auto_docstring` / `@auto_docstring(...)`), or anything else.  What the
+                    # decorator did to t (a docstring rewritten with inspect.getsourcefile) ran at import.
                     out.add(t)
             return frozenset(out)
         if isinstance(d, Class):
             return frozenset({t})
         return frozenset({t})
+
+    def _calls_decorated(self, d: Func, r: Func) -> bool:
+        """Does ``r``, returned by decorator ``d``, call the function ``d`` was given (``return func(*a, **k)``)?
+        Only then is it a wrapper that runs when the decorated name is called."""
+        fd, fr = self.function(d.id), self.function(r.id)
+        if fd is None or fr is None:
+            return True  # cannot tell: keep walking the wrapper, as before
+        params = fd.params[1:] if d.self_cls is not None and "staticmethod" not in d.flags else fd.params
+        if not params:
+            return True  # cannot tell: keep walking the wrapper, as before
+        given = params[0]
+        return any(_calls_name(site.func, given) or _is_partial(site.func) and site.args and
+                   _calls_name(site.args[0], given) for site in fr.calls)
 
     def _decorator_table_name(self, d: Func) -> Optional[str]:
         name = dotted(d.id)
@@ -363,3 +379,15 @@ class CallMixin:
         if last[:1].isupper():
             return frozenset({ExternalInstance(name)})
         return frozenset({ExternalInstance(f"{name}()")})
+
+
+def _is_partial(func) -> bool:
+    return (func[0] == "name" and func[1] == "partial") or (func[0] == "attr" and func[2] == "partial")
+
+
+def _calls_name(func, name: str) -> bool:
+    """``func`` is the name itself, or the function behind it (``func.__wrapped__``, ``func.__call__``); not a
+    method of one of its attributes (``obj.__qualname__.split``)."""
+    if func == ("name", name):
+        return True
+    return func[0] == "attr" and func[1] == ("name", name) and func[2] in ("__wrapped__", "__call__", "__func__")
