@@ -508,8 +508,14 @@ class Reach:
         loader = node.loader or (fv.id if "cached" in fv.flags else None)
         consts = self._const_args(act, node, fv)
         children = [Node(fv.id, fv.self_cls, mode, loader, consts)]
-        children += [Node(w, None, mode, loader) for w in fv.wrappers]
+        children += [Node(w, self._wrapper_self(w, fv), mode, loader) for w in fv.wrappers]
         return children
+
+    def _wrapper_self(self, wid: str, fv: Func) -> Optional[str]:
+        """The class bound to a method wrapper's ``self`` (``def forward_with_checkpointing(self, *args)``
+        around a layer's ``forward``): the wrapped method's, so ``self.training`` reads the layer."""
+        w = self.p.function(wid)
+        return fv.self_cls if w is not None and w.params[:1] == ("self",) else None
 
     def _const_args(self, act: Action, node: Node, fv: Func) -> tuple:
         """The callee's parameters that are constants at this call (defaults included)."""

@@ -179,7 +179,10 @@ class ClassMixin:
                 mod = split_id(cid)[0]
                 for expr, method_qual in c.self_attrs[name]:
                     mid = f"{mod}:{method_qual}"
-                    vals |= self.eval(expr, Scope(mod, self.function(mid), mid, inst.cls))
+                    got = self.eval(expr, Scope(mod, self.function(mid), mid, inst.cls))
+                    if method_qual.endswith(".__init_subclass__") and first and first[0] == "method":
+                        got = self._subclass_wrapped(first, got, inst)
+                    vals |= got
             if vals:
                 return frozenset(vals)
         if first is None:
@@ -199,6 +202,19 @@ class ClassMixin:
                 return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
             return frozenset({fv})
         return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
+
+    def _subclass_wrapped(self, first: tuple, got: frozenset, inst: Instance) -> frozenset:
+        """``cls.forward = wrapper`` in a base's ``__init_subclass__`` (transformers' GradientCheckpointingLayer):
+        every subclass's own ``forward`` is wrapped when the class is defined, and the wrapper calls it (its
+        closure ``forward = cls.forward``).  Calling it runs the wrapper and the subclass's method."""
+        _, cid, qual = first
+        fv = self.function_value(f"{split_id(cid)[0]}:{qual}", Scope(split_id(cid)[0]))
+        if not isinstance(fv, Func):
+            return got
+        wrappers = tuple(g.id for g in got if isinstance(g, Func) and g.id != fv.id)
+        if not wrappers:
+            return got
+        return frozenset({Func(fv.id, inst.cls, fv.flags, fv.wrappers + wrappers)})
 
     def callable_members(self, inst: Instance) -> frozenset:
         """What ``inst(...)`` runs: ``__call__``, or ``forward`` for an nn.Module."""

@@ -1,0 +1,52 @@
+"""Issue [C]: Python patterns real libraries use, each a general mechanism of the resolver (the real-code
+suite, tests/realcode/, measures them on transformers and diffusers)."""
+import textwrap
+
+
+def _scan(run_scan, tmp_path, source: str):
+    (tmp_path / "m.py").write_text(textwrap.dedent(source))
+    return run_scan(tmp_path / "m.py")
+
+
+def test_a_forward_wrapped_in_a_base_init_subclass_runs_the_wrapper_and_the_method(run_scan, tmp_path):
+    """transformers 5.24's GradientCheckpointingLayer.__init_subclass__ sets `cls.forward` to a wrapper
+    that calls the subclass's own forward (its closure `forward = cls.forward`); LlamaDecoderLayer and every
+    decoder layer are reached only through it."""
+    result = _scan(run_scan, tmp_path, '''
+        import functools, logging, os, torch
+
+        logger = logging.getLogger(__name__)
+
+        class Checkpointing(torch.nn.Module):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                forward = cls.forward
+
+                @functools.wraps(forward)
+                def forward_with_checkpointing(self, *args, **kwargs):
+                    if self.training:
+                        logger.warning("checkpointing")
+                    return forward(self, *args, **kwargs)
+
+                cls.forward = forward_with_checkpointing
+
+        class Layer(Checkpointing):
+            def forward(self, x):
+                os.path.exists("/x")
+                return x
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, x):
+                return self.layer(x)
+
+        m = torch.compile(M(), fullgraph=True)
+        ''')
+    got = {f.callee: f for f in result.findings if f.severity != "note"}
+    assert got["os.path.exists"].severity == "error"
+    assert [fr.qualname for fr in got["os.path.exists"].trace] == ["M.forward", "Layer.forward"]
+    warn = got["logging.Logger.warning"]
+    assert warn.severity == "warning" and warn.conditions[0].text == "self.training"
