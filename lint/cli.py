@@ -181,10 +181,13 @@ def _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in,
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not recorded in this file.")
 @click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline file.")
 @click.option("--add-ignore", is_flag=True, help="Append `# compile-lint: ignore[CODE]` to each finding's line.")
+@click.option("--strict", is_flag=True, help="Exit 2 when a compiled region could not be analysed (for CI).")
+@click.option("--show-all-paths", is_flag=True, help="Text format: print every path to a hazard, not only the "
+              "shortest.")
 def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
              cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths, baseline=None,
              write_baseline=False, add_ignore=False, show_diff=False, apply_fix=False, unsafe_fixes=False, fix_in=(),
-             op_namespace=None):
+             op_namespace=None, strict=False, show_all_paths=False):
     """Scan PATHS (files, packages, repos or a site-packages) for code Dynamo cannot trace."""
     opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                          cuda_version, exclude, quiet)
@@ -203,7 +206,8 @@ def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_di
     # whole site-packages they were 150 MB, and the JSON document another 200 MB on top: the peak RSS)
     result.program = None
     return finish(result, opts, fmt=fmt, output_file=output_file, stats=stats, no_paths=no_paths,
-                  baseline=baseline, write_baseline=write_baseline, add_ignore=add_ignore)
+                  baseline=baseline, write_baseline=write_baseline, add_ignore=add_ignore, strict=strict,
+                  show_all_paths=show_all_paths)
 
 
 @main.command("graph")

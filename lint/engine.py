@@ -75,6 +75,8 @@ class ScanResult:
     program: Optional[Program] = None
     suppressed: list = field(default_factory=list)
     paths_by_hazard: Optional[dict] = None  # (rule, path, line) -> every walk finding (keep_paths_by_hazard)
+    coverage: Optional[object] = None  # lint/coverage.py: Coverage (what was analysed, what could not be)
+    scanned_files: frozenset = frozenset()  # str(path) of every discovered file: the user's code
 
 
 def interpreter_sys_path(python: str) -> list:
@@ -249,6 +251,17 @@ def _scan(options: ScanOptions) -> ScanResult:
     _attach_fix_candidates(findings)
     findings, suppressed = _filter(findings, options, program)
 
+    from . import coverage
+    from .dynamo.model import OPAQUE_PACKAGES as _opaque
+
+    scanned_files = frozenset(str(f.path) for f in disc.files)
+    cov = coverage.compute(regions, finder.unresolved, program, locator, search_path,
+                           options.python or sys.executable, scanned_files, reach.stats, _opaque)
+    # regions without a function to walk are in the coverage, with their reason; library mode's table is
+    # keyed by region index
+    kept = [i for i, r in enumerate(regions) if r.entries]
+    first_hazard = {new: first_hazard[old] for new, old in enumerate(kept) if old in first_hazard}
+    regions = [regions[i] for i in kept]
     problems = list(disc.problems) + loader.problems + cache.problems + list(program.stats.parse_errors)
     stats = {
         "files_discovered": len(disc.files),
@@ -259,7 +272,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         "files_skipped": len(program.stats.parse_errors),
         "files_opaque": len(opaque_files),  # under torch/, triton/...: classified by trace rules, not scanned
         "regions": len(regions),
-        "regions_unresolved": len(finder.unresolved),
+        "regions_unresolved": len(cov.unresolved),
         "functions_walked": reach.stats.functions_walked,
         "call_sites": reach.stats.call_sites,
         "unresolved_calls": reach.stats.unresolved_calls,
@@ -272,7 +285,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         "suppressed": len(suppressed),
     }
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
-                        program, suppressed)
+                        program, suppressed, coverage=cov, scanned_files=scanned_files)
     result.unresolved_samples = reach.stats.unresolved_samples
     result.first_hazard = first_hazard
     result.paths_by_hazard = merged.paths_by_hazard

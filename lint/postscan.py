@@ -13,7 +13,8 @@ FORMATS = ("text", "json", "sarif", "github")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True) -> str:
+def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True,
+           show_all_paths: bool = False) -> str:
     if fmt == "json":
         from .report import dumps_document, to_json
 
@@ -28,7 +29,7 @@ def render(result, fmt: str, color: bool = False, stats: bool = False, show_path
         return to_github(result)
     from .report import to_text
 
-    return to_text(result, show_paths=show_paths, color=color, stats=stats)
+    return to_text(result, show_paths=show_paths, color=color, stats=stats, show_all_paths=show_all_paths)
 
 
 def write_report(out: str, output_file: Optional[str]) -> None:
@@ -72,7 +73,7 @@ def touching(findings: list, files, all_paths=None) -> list:
 
 def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = False, no_paths: bool = False,
            baseline=None, write_baseline: bool = False, add_ignore: bool = False, files=None,
-           all_paths=None) -> int:
+           all_paths=None, strict: bool = False, show_all_paths: bool = False) -> int:
     """Apply the baseline, ``--add-ignore`` or a ``files`` restriction; print; return the exit code."""
     from .config import setting
 
@@ -105,7 +106,14 @@ def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = F
     if getattr(opts, "public_api", None):
         return _finish_library_mode(result, fmt, output_file)
     color = output_file is None and fmt == "text" and sys.stdout.isatty()
-    write_report(render(result, fmt, color=color, stats=stats, show_paths=not no_paths), output_file)
+    write_report(render(result, fmt, color=color, stats=stats, show_paths=not no_paths,
+                        show_all_paths=show_all_paths), output_file)
+    cov = getattr(result, "coverage", None)
+    if strict and cov is not None and cov.unresolved:
+        # CI: a region nobody analysed is not a pass
+        click.echo(f"compile-lint: error: --strict: {len(cov.unresolved)} compiled region(s) could not be "
+                   f"analysed (the report's Coverage section says why)", err=True)
+        return EXIT_ERROR
     return EXIT_FINDINGS if result.findings else EXIT_CLEAN
 
 

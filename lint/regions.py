@@ -75,6 +75,25 @@ class Region:
         return f"{self.kind}({self.qualname}, {fg})"
 
 
+@dataclass(frozen=True)
+class UnresolvedRegion:
+    """A compile call whose target the resolver could not name: nothing of it was analysed.  What the
+    expression was and where it was evaluated, so that lint/coverage.py can say why (a library that is not
+    on the search path, a parameter, a value made at run time)."""
+
+    path: str
+    line: int
+    kind: str  # the compile function or framework wrapper (torch.compile, install_torch_compiled...)
+    expr: tuple  # the compiled expression (summary Expr), or () when unknown
+    module: str  # where it was evaluated
+    function: Optional[str] = None  # enclosing function's qualname (None: module level)
+    registry: str = ""  # a framework model registry that named no model (its package)
+
+    @property
+    def text(self) -> str:
+        return _expr_text(self.expr) if self.expr else "?"
+
+
 class RegionFinder:
     def __init__(self, program: Program, framework_models: tuple = FRAMEWORK_MODELS, models: tuple = (),
                  candidates: Optional[frozenset] = None):
@@ -84,7 +103,7 @@ class RegionFinder:
         self.candidates = candidates
         self.models = {m.callee: m for m in framework_models}
         self.model_filter = tuple(models)  # --model: restrict registry fallbacks to these classes
-        self.unresolved: list = []  # (path, line, why)
+        self.unresolved: list = []  # UnresolvedRegion
         self._registry_memo: dict = {}
         # A call site can make a region only if its callee's spelling, or the definition of the name it calls,
         # says so (`torch.compile`, `c = torch.compile; c(f)`, `from .x import install_torch_compiled`): the
@@ -376,14 +395,17 @@ class RegionFinder:
                 seen[key] = r
                 out.append(r)
         if not out:
-            self.unresolved.append((path, site.line, f"cannot resolve what {kind}() compiles"))
+            arg = site.args[fm.target[0]] if fm.target[0] < len(site.args) else next(
+                (x for k, x in site.kwargs if k == fm.target[1]), ())
+            self.unresolved.append(UnresolvedRegion(path, site.line, kind, arg, "", None, fm.registry[0]))
         return out
 
     def _region(self, site, path, scope, target_expr, fg, kind, what="callable", quiet=False) -> Region:
         values = self._unwrap(self.p.eval(target_expr, scope), scope)
         entries = self._entries(values, what)
         if not entries and not quiet:
-            self.unresolved.append((path, site.line, f"cannot resolve what {kind}() compiles"))
+            self.unresolved.append(UnresolvedRegion(path, site.line, kind, target_expr, scope.module,
+                                                    scope.func.qualname if scope.func is not None else None))
         return Region(path, site.line, self._name(entries, _expr_text(target_expr)), kind, fg, entries)
 
     def _unwrap(self, values, scope):

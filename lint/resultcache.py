@@ -30,7 +30,7 @@ from typing import Optional
 from .cache import CACHE_TAG, SummaryCache, _no_gc
 from .index import decode_source, index_source
 
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2  # 2: ScanResult carries coverage and scanned_files
 
 
 def _analyzer_fingerprint() -> str:
@@ -77,7 +77,8 @@ class _ResultUnpickler(pickle.Unpickler):
     ALLOWED = frozenset({("compile_lint.findings", "Finding"), ("compile_lint.findings", "Frame"),
                          ("compile_lint.findings", "RegionRef"), ("compile_lint.regions", "Region"),
                          ("compile_lint.resultcache", "Manifest"), ("compile_lint.resultcache", "FileRecord"),
-                         ("compile_lint.engine", "ScanResult")})
+                         ("compile_lint.engine", "ScanResult"), ("compile_lint.coverage", "Coverage"),
+                         ("compile_lint.coverage", "UnanalysedRegion"), ("compile_lint.coverage", "MissingLibrary")})
     SAFE_BUILTINS = frozenset({"frozenset", "set", "slice", "range", "complex"})
 
     def find_class(self, module, name):

@@ -6,7 +6,7 @@ import json
 from compile_lint import __version__
 
 from ..engine import ScanResult, relpath
-from ..findings import Finding
+from ..findings import SEVERITY_ORDER, Finding
 
 JSON_SCHEMA_VERSION = "1"
 
@@ -45,18 +45,53 @@ def finding_to_dict(f: Finding, roots: list) -> dict:
     }
 
 
-def fix_points(findings: list) -> list:
-    """[(fix point, hazards at warning level or above, regions reaching them)], most hazards first."""
+def entry_call(f: Finding, scanned: frozenset, rp) -> str:
+    """Where the user's code leads into the hazard: the one place a user can act on.
+
+    - the path starts outside the scanned files (``torch.compile(pipe.unet)`` compiles a library's forward):
+      the compile call itself;
+    - it leaves the scanned files somewhere: the last call in them that leads into the library;
+    - it never leaves them (the hazard is in the user's code): the function that owns the hazard
+      (``fix_point``: the outermost cached loader or function on the path outside the region's own file).
+    Without the scanned file set (a result built by hand) the fix point is used."""
+    if scanned and f.trace:
+        if f.trace[0].path not in scanned:
+            r = f.region
+            return f"{rp(r.path)}:{r.line} {r.kind}({r.qualname})"
+        for here, nxt in zip(f.trace, f.trace[1:]):
+            if here.path in scanned and nxt.path not in scanned:
+                return f"{rp(here.path)}:{here.line} in {here.qualname} (calls {nxt.qualname})"
+    return f.fix_point or f.qualname
+
+
+def fix_points(findings: list, scanned: frozenset = frozenset(), rp=lambda p: p) -> list:
+    """[(where the user's code leads into the hazards, hazards at warning level or above, regions reaching
+    them)], most hazards first."""
     groups: dict = {}
     for f in findings:
-        if f.severity == "note" or not f.fix_point:
+        if f.severity == "note" or not (f.fix_point or scanned):
             continue
-        hazards, regions = groups.setdefault(f.fix_point, (set(), set()))
+        hazards, regions = groups.setdefault(entry_call(f, scanned, rp), (set(), set()))
         hazards.add((f.path, f.line, f.rule))
         for r in (f.region,) + tuple(f.other_regions):
             regions.add((r.path, r.line, r.qualname))
     rows = [(name, len(h), len(r)) for name, (h, r) in groups.items()]
     return sorted(rows, key=lambda x: (-x[1], x[0]))
+
+
+def by_hazard(findings: list) -> list:
+    """[(the finding to print, [the other findings of the same hazard])]: one entry per (rule, file, line).
+
+    The walk keeps one finding per hazard *and fix point* (two cached loaders reaching one ``Path.exists``
+    are two fixes, and the JSON keeps both); a reader needs the hazard once, with the shortest path."""
+    groups: dict = {}
+    for f in findings:
+        groups.setdefault((f.rule, f.path, f.line), []).append(f)
+    out = []
+    for fs in groups.values():
+        best = min(fs, key=lambda f: (SEVERITY_ORDER[f.severity], len(f.trace), f.col))
+        out.append((best, [f for f in fs if f is not best]))
+    return sorted(out, key=lambda x: Finding.sort_key(x[0]))
 
 
 def to_json(result: ScanResult) -> str:
@@ -66,6 +101,7 @@ def to_json(result: ScanResult) -> str:
         "trace_rules": result.trace_rules_source,
         "findings": [finding_to_dict(f, result.roots) for f in result.findings],
         "stats": result.stats,
+        "coverage": result.coverage.to_dict(lambda p: relpath(p, result.roots)) if result.coverage else None,
         "skipped_files": [{"path": p, "reason": r} for p, r in result.problems],
     }
     return dumps_document(doc)
@@ -84,14 +120,30 @@ def dumps_document(doc: dict) -> str:
     return "{\n" + ",\n".join(fields) + "\n}"
 
 
-def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, stats: bool = False) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, stats: bool = False,
+            show_all_paths: bool = False) -> str:
     def c(code: str, s: str) -> str:
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
 
+    rp = lambda p: relpath(p, result.roots)  # noqa: E731
     sev_color = {"error": "31;1", "warning": "33;1", "note": "36"}
     lines = []
-    for f in result.findings:
-        rp = lambda p: relpath(p, result.roots)  # noqa: E731
+
+    def path_lines(f: Finding, extra: str = "") -> None:
+        r = f.region
+        fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph unknown"}[r.fullgraph]
+        lines.append(f"  region: {rp(r.path)}:{r.line} {r.kind} {r.qualname} [{fg}]{extra}")
+        for i, fr in enumerate(f.trace):
+            arrow = "└─" if i == len(f.trace) - 1 else "├─"
+            tail = f"  ← {f.callee}" if i == len(f.trace) - 1 and f.callee else ""
+            lines.append(f"    {arrow} {rp(fr.path)}:{fr.line} in {fr.qualname}{tail}")
+
+    hazards = by_hazard(result.findings)
+    for f, others in hazards:
         head = f"{rp(f.path)}:{f.line}:{f.col}: {c('1', f.rule)} {c(sev_color[f.severity], f.severity)}: {f.message}"
         lines.append(head)
         if f.severity != "note":
@@ -99,30 +151,54 @@ def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, st
         for cond in f.conditions:
             lines.append(f"  only if: {cond.text}  ({rp(cond.path)}:{cond.line})")
         if show_paths and f.trace:  # (CL302 notes have no call path)
-            r = f.region
-            fg = {True: "fullgraph=True", False: "fullgraph=False", None: "fullgraph unknown"}[r.fullgraph]
-            more = f" (+{f.regions_reaching - 1} more regions)" if f.regions_reaching > 1 else ""
-            lines.append(f"  region: {rp(r.path)}:{r.line} {r.kind} {r.qualname} [{fg}]{more}")
-            for i, fr in enumerate(f.trace):
-                arrow = "└─" if i == len(f.trace) - 1 else "├─"
-                tail = f"  ← {f.callee}" if i == len(f.trace) - 1 and f.callee else ""
-                lines.append(f"    {arrow} {rp(fr.path)}:{fr.line} in {fr.qualname}{tail}")
+            path_lines(f)
+            if show_all_paths:
+                for g in others:
+                    path_lines(g, "  (another path)")
+            regions = [f.region] + [r for g in [f] + others for r in (g.region,) + tuple(g.other_regions)]
+            seen = []
+            for r in regions:
+                key = (r.path, r.line, r.qualname)
+                if key not in seen:
+                    seen.append(key)
+            also = [f"{rp(p)}:{ln} {q}" for p, ln, q in seen[1:]]
+            if also:
+                shown = ", ".join(also[:5]) + (f" and {len(also) - 5} more" if len(also) > 5 else "")
+                hint = "" if show_all_paths else " (--show-all-paths prints each)"
+                lines.append(f"  also reached from: {shown}{hint}")
+            elif others and not show_all_paths:
+                lines.append(f"  also reached by {_plural(len(others), 'other path')} (--show-all-paths prints each)")
         lines.append("")
-    points = fix_points(result.findings)
+    points = fix_points(result.findings, result.scanned_files, rp)
     if len(points) > 1:
-        lines.append("By fix point (the outermost function on the path that owns the hazards):")
+        lines.append("By fix point (where your code leads into the hazards):")
         for name, n_hazards, n_regions in points[:20]:
             lines.append(f"  {name}: {n_hazards} hazard(s), reached from {n_regions} region(s)")
         if len(points) > 20:
             lines.append(f"  ... and {len(points) - 20} more")
         lines.append("")
+    cov = result.coverage
+    if cov is not None:
+        from ..coverage import text_lines
+
+        lines += text_lines(cov, rp)
     counts = {}
-    for f in result.findings:
+    for f, _ in hazards:
         counts[f.severity] = counts.get(f.severity, 0) + 1
-    summary = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in ("error", "warning", "note")
-                        if s in counts) or "no findings"
-    lines.append(f"Found {summary} in {result.stats['regions']} compiled region(s) "
-                 f"({result.stats['files_discovered']} files scanned; trace rules: {result.trace_rules_source}).")
+    summary = ", ".join(_plural(counts[s], s) for s in ("error", "warning", "note") if s in counts)
+    where = f"{result.stats['files_discovered']} files scanned; trace rules: {result.trace_rules_source}."
+    analysed = result.stats["regions"]
+    missed = len(cov.unresolved) if cov is not None else 0
+    if missed:
+        found = f"Found {summary}" if summary else "No findings"
+        lines.append(f"{found} in the {_plural(analysed, 'region')} analysed; {_plural(missed, 'region')} could "
+                     f"not be analysed (above). {where}")
+    elif not analysed:
+        lines.append(f"No compiled region found: nothing was analysed. {where}")
+    elif summary:
+        lines.append(f"Found {summary} in {_plural(analysed, 'compiled region')}. {where}")
+    else:
+        lines.append(f"No findings in {_plural(analysed, 'compiled region')}. {where}")
     if result.stats.get("suppressed"):
         lines.append(f"{result.stats['suppressed']} finding(s) suppressed inline.")
     if stats:

@@ -192,6 +192,19 @@ def to_sarif_dict(result, base_dir=None) -> dict:
     notifications = [{"level": "warning", "message": {"text": f"skipped {p}: {why}"},
                       "locations": [loc.location(p, 1)] if os.path.isabs(p) else []}
                      for p, why in result.problems]
+    cov = getattr(result, "coverage", None)
+    if cov is not None:
+        # what was not analysed is part of the result (code scanning shows these on the tool's run)
+        for u in cov.unresolved:
+            notifications.append({"level": "warning", "descriptor": {"id": "compile-lint/unanalysed-region"},
+                                  "message": {"text": f"compiled region not analysed: {u.kind}: {u.reason}"},
+                                  "locations": [loc.location(u.path, u.line)]})
+        for m in cov.missing_libraries:
+            notifications.append({"level": "note", "descriptor": {"id": "compile-lint/library-not-found"},
+                                  "message": {"text": f"library `{m.name}` not found on the search path "
+                                                      f"(imported {m.count} time(s)); calls into it were not "
+                                                      f"followed"},
+                                  "locations": []})
     for n in notifications:
         if not n["locations"]:
             del n["locations"]
@@ -202,9 +215,16 @@ def to_sarif_dict(result, base_dir=None) -> dict:
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "results": results,
         "columnKind": "unicodeCodePoints",
-        "properties": {"traceRules": result.trace_rules_source, "stats": result.stats},
+        "properties": {"traceRules": result.trace_rules_source, "stats": result.stats,
+                       "coverage": cov.to_dict(lambda p: _rel_or_abs(p, result.roots)) if cov is not None else None},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _rel_or_abs(path: str, roots: list) -> str:
+    from ..engine import relpath
+
+    return relpath(path, roots)
 
 
 def to_sarif(result, base_dir=None) -> str:
