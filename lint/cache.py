@@ -80,50 +80,83 @@ def loads(blob: bytes) -> ModuleSummary:
 
 
 class SummaryCache:
-    def __init__(self, directory: Optional[Path]):
+    """Summaries by content key.  ``shared``: a second directory (the user cache, lint/cachedirs.py) for the
+    summaries of files outside ``project_roots`` (the scanned paths): those depend only on the environment,
+    and every project that imports the same library reads them.  Lookups try both directories."""
+
+    def __init__(self, directory: Optional[Path], shared: Optional[Path] = None, project_roots=()):
         self.root = Path(directory) if directory else None  # what --cache-dir named (workers reopen it)
         self.dir = Path(directory) / "summaries" / CACHE_TAG if directory else None
+        self.shared_root = Path(shared) if shared and directory else None
+        self.shared_dir = self.shared_root / "summaries" / CACHE_TAG if self.shared_root is not None else None
+        if self.shared_dir == self.dir:
+            self.shared_root = self.shared_dir = None
+        self.project_roots = tuple(os.path.abspath(r) for r in project_roots)
         self.hits = 0
         self.misses = 0
         self.problems: list = []
+
+    @property
+    def spec(self):
+        """What a worker process needs to open the same cache (``from_spec``)."""
+        return (str(self.root) if self.root else None, str(self.shared_root) if self.shared_root else None,
+                self.project_roots)
+
+    @classmethod
+    def from_spec(cls, spec) -> "SummaryCache":
+        if spec is None or isinstance(spec, str):
+            return cls(Path(spec) if spec else None)
+        root, shared, roots = spec
+        return cls(Path(root) if root else None, Path(shared) if shared else None, roots)
+
+    def _dir_for(self, path) -> Optional[Path]:
+        if self.shared_dir is None or path is None:
+            return self.dir
+        p = os.path.abspath(path)
+        if any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in self.project_roots):
+            return self.dir
+        return self.shared_dir
 
     def key(self, data: bytes, module: str, is_package: bool) -> str:
         h = hashlib.blake2b(data, digest_size=20)
         h.update(f"\0{module}\0{int(is_package)}".encode())
         return h.hexdigest()
 
-    def _path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.pkl"
+    def _path(self, key: str, directory: Optional[Path] = None) -> Path:
+        return (directory or self.dir) / key[:2] / f"{key}.pkl"
+
+    def _candidates(self, key: str) -> list:
+        return [self._path(key, d) for d in (self.dir, self.shared_dir) if d is not None]
 
     def has(self, key: str) -> bool:
         """An entry exists (not checked for corruption: ``get`` does that, and rebuilds)."""
-        return self.dir is not None and os.path.isfile(self._path(key))
+        return self.dir is not None and any(os.path.isfile(p) for p in self._candidates(key))
 
     def get(self, key: str) -> Optional[ModuleSummary]:
         if self.dir is None:
             return None
-        p = self._path(key)
-        try:
-            with open(p, "rb") as fh, _no_gc():
-                obj = _SummaryUnpickler(fh).load()
-        except FileNotFoundError:
-            self.misses += 1
-            return None
-        except Exception as e:  # corrupt or truncated: rebuild
-            self.problems.append((str(p), f"corrupt cache entry, rebuilt ({type(e).__name__})"))
+        for p in self._candidates(key):
             try:
-                p.unlink()
-            except OSError:
-                pass
-            self.misses += 1
-            return None
-        if not isinstance(obj, ModuleSummary):
-            self.misses += 1
-            return None
-        self.hits += 1
-        return obj
+                with open(p, "rb") as fh, _no_gc():
+                    obj = _SummaryUnpickler(fh).load()
+            except FileNotFoundError:
+                continue
+            except Exception as e:  # corrupt or truncated: rebuild
+                self.problems.append((str(p), f"corrupt cache entry, rebuilt ({type(e).__name__})"))
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+                continue
+            if not isinstance(obj, ModuleSummary):
+                continue
+            self.hits += 1
+            return obj
+        self.misses += 1
+        return None
 
-    def put(self, key: str, summary: ModuleSummary) -> None:
+    def put(self, key: str, summary: ModuleSummary, path=None) -> None:
+        """``path``: the summarised file, which decides the directory (the project's or the shared one)."""
         if self.dir is None:
             return
         try:
@@ -131,13 +164,13 @@ class SummaryCache:
         except Exception as e:  # RecursionError from a very deep summary
             self.problems.append((str(self._path(key)), f"cannot write cache entry: {e}"))
             return
-        self.put_blob(key, blob)
+        self.put_blob(key, blob, path)
 
-    def put_blob(self, key: str, blob: bytes) -> None:
+    def put_blob(self, key: str, blob: bytes, path=None) -> None:
         """Store an entry already pickled (``dumps``): what the parallel indexer's workers do."""
         if self.dir is None:
             return
-        p = self._path(key)
+        p = self._path(key, self._dir_for(path))
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")

@@ -73,6 +73,17 @@ def main():
     """Find the code torch.compile will trip over, before anyone runs a model."""
 
 
+def cache_dirs(paths, cache_dir) -> tuple:
+    """(the project's cache, the shared one) as lint/cachedirs.py describes: ``--cache-dir`` holds every
+    cache; by default the project's results go in its ``.compile_lint_cache/`` and what depends only on the
+    environment in the user cache directory (``$COMPILE_LINT_CACHE_DIR`` moves it)."""
+    from .cachedirs import PROJECT_CACHE, project_root, user_cache_dir
+
+    if cache_dir:
+        return Path(cache_dir), None
+    return project_root([Path(p) for p in paths]) / PROJECT_CACHE, user_cache_dir()
+
+
 def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                   cuda_version, exclude, quiet) -> ScanOptions:
     from .progress import Progress
@@ -85,7 +96,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         entries=list(entry),
         select=_codes("--select", select),
         ignore=_codes("--ignore", ignore),
-        cache_dir=None if no_cache else Path(cache_dir),
+        cache_dir=None,
         target_arch=target_arch,
         cuda_version=cuda_version,
         exclude=list(exclude),
@@ -94,6 +105,8 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         public_api=list(click.get_current_context().meta.get("compile_lint.public_api", [])),
         jobs=click.get_current_context().meta.get("compile_lint.jobs"),
     )
+    if not no_cache:
+        opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
     from .config import configure  # [tool.compile-lint] / --config: fills what the command line did not set
 
     return configure(opts)
@@ -109,7 +122,9 @@ _scan_params = [
     click.option("--entry", multiple=True, metavar="MODULE:QUALNAME", help="Extra compiled region (fullgraph)."),
     click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes / prefixes (CL1,CL201)."),
     click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes / prefixes."),
-    click.option("--cache-dir", default=".compile_lint_cache", show_default=True, help="Cache directory (file summaries and scan results)."),
+    click.option("--cache-dir", metavar="DIR", help="Put every cache here (default: the project's results in "
+                 "<project root>/.compile_lint_cache, the environment's in the user cache directory, "
+                 "$COMPILE_LINT_CACHE_DIR if set)."),
     click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
     click.option("--model", "models", multiple=True, metavar="CLASS", expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.models", list(v)),

@@ -350,7 +350,9 @@ def apply_config(opts, cfg: Config, given: set):
     if "cuda_version" not in given and cfg.cuda_version:
         opts.cuda_version = cfg.cuda_version
     if "cache_dir" not in given and cfg.cache_dir is not None and opts.cache_dir is not None:
-        opts.cache_dir = Path(cfg.cache_dir)
+        opts.cache_dir = Path(cfg.cache_dir)  # every cache there (lint/cachedirs.py), as with --cache-dir
+        if hasattr(opts, "shared_cache_dir"):
+            opts.shared_cache_dir = None
     if cfg.search_path:
         opts.search_path = list(opts.search_path) + [p for p in cfg.search_path if p not in opts.search_path]
     if "python" not in given and cfg.python:

@@ -42,7 +42,10 @@ class ScanOptions:
     entries: list = field(default_factory=list)  # "module:qualname"
     select: list = field(default_factory=list)
     ignore: list = field(default_factory=list)
-    cache_dir: Optional[Path] = None
+    cache_dir: Optional[Path] = None  # None: no cache
+    # where what depends only on the environment is cached (trace rules, summaries of files outside the scanned
+    # paths): the user cache (lint/cachedirs.py); None: in cache_dir too
+    shared_cache_dir: Optional[Path] = None
     exclude: list = field(default_factory=list)
     framework_models: tuple = FRAMEWORK_MODELS
     region_markers: tuple = REGION_MARKERS
@@ -96,7 +99,8 @@ def _load_trace_rules(options: ScanOptions):
         from .dynamo.trace_rules import load_trace_rules
     except ImportError:  # pragma: no cover - the module ships with the package
         return None, "no trace rules available"
-    rules = load_trace_rules(python=options.python, cache_dir=options.cache_dir,
+    cache_dir = None if options.cache_dir is None else (options.shared_cache_dir or options.cache_dir)
+    rules = load_trace_rules(python=options.python, cache_dir=cache_dir,
                              use_installed=options.use_installed_torch)
     return rules, rules.source
 
@@ -135,7 +139,7 @@ class SummaryLoader:
             return cached
         summary = index_source(decode_source(data), module, str(path), is_package)
         self.parsed += 0 if counted else 1
-        self.cache.put(key, summary)
+        self.cache.put(key, summary, path)
         return summary
 
 
@@ -181,7 +185,11 @@ def _scan(options: ScanOptions) -> ScanResult:
         env_path = interpreter_sys_path(options.python) if options.python else list(sys.path)
         search_path += [p for p in env_path if p and Path(p).is_dir()]
     locator = ModuleLocator(scanned, search_path)
-    cache = SummaryCache(options.cache_dir)
+    cache = SummaryCache(options.cache_dir, options.shared_cache_dir, [p.absolute() for p in paths])
+    if options.cache_dir is not None:
+        from .cachedirs import ensure_gitignore
+
+        ensure_gitignore(options.cache_dir)  # a cache at a project's root never shows in `git status`
     loader = SummaryLoader(cache)
 
     arch = None

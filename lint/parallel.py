@@ -99,7 +99,7 @@ def _chunks(items: list, sizes: dict) -> list:
     return chunks
 
 
-def index_files(cache_dir: Optional[str], items: list, pickled: bool = False) -> tuple:
+def index_files(cache_dir, items: list, pickled: bool = False) -> tuple:
     """Index ``items`` [(module, path, is_package)], write each into the cache (if any).
 
     Returns ([(path, key, summary)], cache problems); in a worker (``pickled``) each summary comes back as
@@ -107,7 +107,7 @@ def index_files(cache_dir: Optional[str], items: list, pickled: bool = False) ->
     cyclic GC off, see ``cache._no_gc``).  ``index_source`` never raises; an unreadable file, or a summary
     too deep to pickle, is left to the main process (which reports it when, and only if, the walk needs it).
     """
-    cache = SummaryCache(Path(cache_dir) if cache_dir else None)
+    cache = SummaryCache.from_spec(cache_dir)  # a directory, or SummaryCache.spec (project + shared)
     out = []
     for module, path, is_package in items:
         try:
@@ -117,19 +117,19 @@ def index_files(cache_dir: Optional[str], items: list, pickled: bool = False) ->
         key = cache.key(data, module, is_package)
         summary = index_source(decode_source(data), module, str(path), is_package)
         if not pickled:
-            cache.put(key, summary)
+            cache.put(key, summary, path)
             out.append((str(path), key, summary))
             continue
         try:
             blob = dumps(summary)
         except Exception:  # RecursionError: the main process indexes it again, and says why it can't cache it
             continue
-        cache.put_blob(key, blob)
+        cache.put_blob(key, blob, path)
         out.append((str(path), key, blob))
     return out, cache.problems
 
 
-def _index_pickled(cache_dir: Optional[str], items: list) -> tuple:
+def _index_pickled(cache_dir, items: list) -> tuple:
     return index_files(cache_dir, items, pickled=True)
 
 
@@ -230,7 +230,7 @@ def index_in_parallel(items: list, cache: SummaryCache, jobs: int, sizes: Option
     background = _background(items, cache, jobs, sizes or {})
     if background is not None:
         return background
-    cache_dir = str(cache.root) if cache.root is not None else None
+    cache_dir = cache.spec
     out: dict = {}
     total = len(items)
     progress("index", done=0, total=total)
@@ -327,7 +327,7 @@ class BackgroundIndexer:
         from collections import deque
 
         self.cache = cache
-        self.cache_dir = str(cache.root) if cache.root is not None else None
+        self.cache_dir = cache.spec
         self.indexed = 0
         self._jobs = jobs
         self._cond = threading.Condition()

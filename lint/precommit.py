@@ -45,7 +45,7 @@ def _split(values) -> list:
               "(the project's venv; the hook's own env does not have your dependencies).")
 @click.option("--select", multiple=True, metavar="CODES")
 @click.option("--ignore", multiple=True, metavar="CODES")
-@click.option("--cache-dir", default=".compile_lint_cache", show_default=True)
+@click.option("--cache-dir", metavar="DIR", help="Put every cache here (default: as `scan`).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
@@ -59,9 +59,11 @@ def precommit_cmd(files, roots, python, select, ignore, cache_dir, no_cache, bas
     roots = [Path(r) for r in roots] or [work_tree()]
     opts = ScanOptions(paths=roots, python=python, select=[c.upper() for c in _split(select)],
                        ignore=[c.upper() for c in _split(ignore)],
-                       cache_dir=None if no_cache else Path(cache_dir))
-    if not no_cache and not Path(cache_dir).is_absolute() and cache_dir == ".compile_lint_cache":
-        opts.cache_dir = roots[0] / cache_dir
+                       cache_dir=None)
+    if not no_cache:
+        from .cli import cache_dirs
+
+        opts.cache_dir, opts.shared_cache_dir = cache_dirs(roots, cache_dir)
     opts = configure(opts)
     result, all_paths = scan_keeping_all_paths(opts)
     return finish(result, opts, fmt=fmt, no_paths=no_paths, baseline=baseline,

@@ -174,7 +174,7 @@ class ResultCache:
         if new is None:
             new = index_source(decode_source(data), rec.module, path, rec.is_package)
             self.reindexed += 1
-            self.summaries.put(key, new)
+            self.summaries.put(key, new, path)
         return now if _analysis_view(old, path) == _analysis_view(new, path) else None
 
     # ----------------------------------------------------------------- write
