@@ -264,3 +264,21 @@ def test_prefetch_puts_a_likely_region_files_imports_right_after_it(tmp_path):
     ahead = parallel.prefetch(cands, locator, SummaryCache(None), jobs=1, depth=2,  # d.py: the last level
                               follow=lambda data: b"torch.compile" in data)
     assert list(ahead.summaries) == [str(tmp_path / f"{m}.py") for m in ("a", "r", "b", "c", "d", "e", "s")]
+
+
+def test_progress_off_a_terminal_is_one_plain_line_per_interval(tree):
+    """A CI log gets a line every ~10 s (phase, files, regions), no escape codes; a short scan none."""
+    import io
+
+    from compile_lint.progress import Progress
+
+    out = io.StringIO()  # not a terminal
+    log = Progress.for_stream(out)
+    assert not log.live
+    log("scan", done=1, total=10, parsed=1, regions=0)
+    assert out.getvalue() == ""  # before the first interval
+    fast = Progress(io.StringIO(), live=False, interval=0.0)
+    scan(ScanOptions(paths=[tree], use_environment=False, cache_dir=None, jobs=1, progress=fast))
+    lines = fast.stream.getvalue().splitlines()
+    assert lines and all(ln.startswith("compile-lint: ") and "\x1b" not in ln for ln in lines)
+    assert any(ln.startswith("compile-lint: scanning ") and " files" in ln and "regions " in ln for ln in lines)
