@@ -232,14 +232,19 @@ def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_di
 def graph_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
               cuda_version, exclude, quiet, debug, src, dst):
     """Print the resolved call graph as JSON (adjacency list), or the paths between two functions."""
-    from .graph import build_graph, paths_between
+    from .graph import build_graph, paths_between, unknown_name
 
     opts = _scan_options(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
                          cuda_version, exclude, quiet)
+    if (src or dst) and not (src and dst):
+        raise click.UsageError("--from and --to go together")
     g = build_graph(opts)
     if src or dst:
-        if not (src and dst):
-            raise click.UsageError("--from and --to go together")
+        for flag, name in (("--from", src), ("--to", dst)):
+            close = unknown_name(g, name)
+            if close is not None:  # a typo is an error, not "no path"
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise click.UsageError(f"{flag} {name}: no such function in the call graph of the regions{hint}")
         found = paths_between(g, src, dst)
         for p in found:
             click.echo(" -> ".join(p))

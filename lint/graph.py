@@ -38,11 +38,32 @@ def build_graph(options: ScanOptions) -> dict:
     return {k: sorted(v) for k, v in sorted(graph.items())}
 
 
+def _match(node: str, want: str) -> bool:
+    return node == want or node.endswith("." + want)
+
+
+def unknown_name(graph: dict, want: str):
+    """None if some node of the graph is ``want`` (exactly or by dotted suffix); else the closest names
+    (difflib, on the full names and on their last parts), for an error that helps."""
+    import difflib
+
+    if any(_match(n, want) for n in graph):
+        return None
+    names = sorted(graph)
+    close = difflib.get_close_matches(want, names, n=3, cutoff=0.6)
+    tails: dict = {}
+    for n in names:
+        tails.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+    for t in difflib.get_close_matches(want.rsplit(".", 1)[-1], list(tails), n=3, cutoff=0.6):
+        for n in sorted(tails[t], key=lambda x: (x.count("."), x)):  # the module-level function first
+            if n not in close:
+                close.append(n)
+    return close[:3]
+
+
 def paths_between(graph: dict, src: str, dst: str, limit: int = 20) -> list:
     """Shortest-first simple paths; names match exactly or by suffix (``get_cuda_version``)."""
-    def match(node: str, want: str) -> bool:
-        return node == want or node.endswith("." + want)
-
+    match = _match
     starts = [n for n in graph if match(n, src)]
     out = []
     queue = deque([[s] for s in starts])

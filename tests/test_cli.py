@@ -73,3 +73,17 @@ def test_rules_listing_and_docs():
     assert r.returncode == 0 and "CL101" in r.stdout and "CL201" in r.stdout
     r = cli("rule", "cl101")
     assert r.returncode == 0 and "## Why is this bad" in r.stdout and "GB0007" in r.stdout
+
+
+def test_graph_unknown_names_are_an_error_with_close_matches():
+    args = ("graph", str(CORPUS / "c065_flashinfer_like_cold.py"), str(CORPUS / "helpers_pkg"), "--no-cache", "-q")
+    r = cli(*args, "--from", "fp4_quantise", "--to", "subprocess.check_output")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == ("compile-lint: error: --from fp4_quantise: no such function in the call graph of "
+                                "the regions; did you mean helpers_pkg.flashinfer_like.fp4_quantize, "
+                                "helpers_pkg.flashinfer_like.LoadedModule.fp4_quantize?")
+    r = cli(*args, "--from", "f", "--to", "Nope")
+    assert r.returncode == 2 and r.stderr.startswith("compile-lint: error: --to Nope: no such function")
+    # a known pair without a path is still "no path" (exit 1)
+    r = cli(*args, "--from", "get_cuda_version", "--to", "fp4_quantize")
+    assert r.returncode == 1 and "no path from get_cuda_version to fp4_quantize" in r.stderr

@@ -10,7 +10,7 @@
   its findings never raises.  (The fixers' own output properties are in ``test_fixers_props.py``.)
 
 Profiles: the default run is a few hundred examples (~20 s); ``pytest -m fuzz tests/test_fuzz_index.py``
-runs more than 10,000.  ``hypothesmith`` is optional: without it the grammar-derived test is skipped.
+runs more than 10,000.  ``hypothesmith`` is in the ``test`` extra; without it the grammar-derived tests are skipped.
 """
 from __future__ import annotations
 
