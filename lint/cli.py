@@ -104,6 +104,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         models=list(click.get_current_context().meta.get("compile_lint.models", [])),
         public_api=list(click.get_current_context().meta.get("compile_lint.public_api", [])),
         jobs=click.get_current_context().meta.get("compile_lint.jobs"),
+        respect_gitignore=not click.get_current_context().meta.get("compile_lint.no_gitignore", False),
     )
     if not no_cache:
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
@@ -140,6 +141,9 @@ _scan_params = [
     click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
     click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),
+    click.option("--no-respect-gitignore", is_flag=True, expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.no_gitignore", v),
+                 help="Also scan the files that .gitignore files ignore."),
     click.option("-q", "--quiet", is_flag=True, help="No progress output."),
     click.option("--debug", is_flag=True, hidden=True),
     click.option("--config", type=click.Path(dir_okay=False), expose_value=False, is_eager=True,

@@ -99,7 +99,7 @@ def _skipped_dir(name: str) -> bool:
     return name in SKIP_DIRS or name.endswith(".egg-info") or name.endswith(".dist-info")
 
 
-def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
+def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]:
     seen_dirs: set = set()
     stack = [root]
     try:
@@ -134,17 +134,21 @@ def _walk(root: Path, problems: list, exclude) -> Iterator[Path]:
                         problems.append((str(p), why))
                         continue
                 if e.is_dir():
-                    if _skipped_dir(e.name):
+                    if _skipped_dir(e.name) or (gitignore is not None and gitignore.ignored(p, True)):
                         continue
                     subdirs.append(p)
                 elif e.name.endswith(".py") and e.is_file():
+                    if gitignore is not None and gitignore.ignored(p, False):
+                        continue
                     yield p
             except OSError as err:
                 problems.append((str(p), f"cannot stat: {err.strerror or err}"))
         stack.extend(reversed(subdirs))
 
 
-def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=()) -> Discovery:
+def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), respect_gitignore: bool = True) -> Discovery:
+    """``respect_gitignore``: skip what the tree's .gitignore files ignore (lint/gitignore.py); a path named
+    here is scanned even if ignored."""
     files: dict = {}
     roots: list = []
     problems: list = []
@@ -161,7 +165,12 @@ def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=()) -> 
         for r in extra_roots:
             if r not in roots:
                 roots.append(r)
-        candidates = [target] if target.is_file() else _walk(target, problems, exclude)
+        if target.is_file():
+            candidates = [target]
+        else:
+            from .gitignore import GitIgnore
+
+            candidates = _walk(target, problems, exclude, GitIgnore(target) if respect_gitignore else None)
         for p in candidates:
             r = next((x for x in extra_roots if _is_under(p, x)), iroot)
             name = module_name(p, r)

@@ -47,6 +47,7 @@ class ScanOptions:
     # paths): the user cache (lint/cachedirs.py); None: in cache_dir too
     shared_cache_dir: Optional[Path] = None
     exclude: list = field(default_factory=list)
+    respect_gitignore: bool = True  # discovery skips what .gitignore files ignore (lint/gitignore.py)
     framework_models: tuple = FRAMEWORK_MODELS
     region_markers: tuple = REGION_MARKERS
     use_installed_torch: bool = True
@@ -167,7 +168,8 @@ def _scan(options: ScanOptions) -> ScanResult:
     # explicit --search-path roots name namespace packages right (a scanned file under one of them gets its
     # module name from that root); the interpreter's sys.path is not used for this (the test dir, cwd...)
     disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
-        str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path])
+        str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path],
+        respect_gitignore=options.respect_gitignore)
     # --- which files to parse (compile-lint performance; see README "Performance") ---
     # Packages Dynamo classifies by its trace rules (torch, triton, numpy...) are not scanned even when they lie
     # under a scanned site-packages: their calls are classified by name, never walked, so a `torch.compile`
@@ -374,7 +376,7 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
     return options_key((
         tuple(str(Path(p).absolute()) for p in options.paths), tuple(search_path), options.python,
         options.use_environment, tuple(options.entries), tuple(options.select), tuple(options.ignore),
-        tuple(options.exclude), repr(options.framework_models), tuple(options.region_markers),
+        tuple(options.exclude), options.respect_gitignore, repr(options.framework_models), tuple(options.region_markers),
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
         options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules))
 

@@ -287,3 +287,27 @@ def test_argument_constants_reach_through_locals_and_closures(tmp_path):
     })
     result = scan(ScanOptions(paths=[tmp_path / "proj"], use_environment=False))
     assert sorted((f.rule, f.line, f.region.qualname) for f in result.findings) == [("CL101", 8, "g")]
+
+
+def test_discovery_respects_gitignore_like_ruff(tmp_path):
+    """.gitignore files of the tree and of its parents up to the work tree's root are honoured (negations
+    too); a path named on the command line is scanned even if ignored; --no-respect-gitignore scans all."""
+    from compile_lint.discover import discover
+
+    repo = tmp_path / "repo"
+    write(repo, {
+        ".gitignore": "generated/\n*_pb2.py\n.venv/\n",
+        "pkg/__init__.py": "", "pkg/a.py": "", "pkg/a_pb2.py": "", "pkg/generated/x.py": "",
+        "pkg/.gitignore": "scratch_*.py\n!scratch_keep.py\n",
+        "pkg/scratch_1.py": "", "pkg/scratch_keep.py": "",
+        ".venv/lib/site-packages/lib/__init__.py": "",
+    })
+    (repo / ".git").mkdir()
+
+    def names(target, **kw):
+        return sorted(f.module for f in discover([target], **kw).files)
+
+    assert names(repo / "pkg") == ["pkg", "pkg.a", "pkg.scratch_keep"]
+    assert names(repo) == ["pkg", "pkg.a", "pkg.scratch_keep"]
+    assert names(repo / ".venv" / "lib" / "site-packages") == ["lib"]  # named: scanned although ignored
+    assert len(names(repo / "pkg", respect_gitignore=False)) == 6
