@@ -30,6 +30,7 @@ from compile_lint.rules import ALL_RULES, rule_for_call, rule_for_enter, rule_fo
 from compile_lint.rules.caching import RANDOM_FACTORIES
 
 from .dynamo import model
+from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .findings import Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
@@ -116,6 +117,8 @@ class Reach:
     def __init__(self, program: Program, trace_rules=None, import_roots=()):
         self.p = program
         self.trace_rules = trace_rules
+        # what Dynamo measurably does with each callee, on this torch (or the nearest one measured)
+        self.verdicts = load_verdicts(getattr(trace_rules, "torch_version", None))
         # "/"-terminated, longest first: a file's top-level package is the first name under its root
         self.import_roots = tuple(sorted({str(r).replace("\\", "/").rstrip("/") + "/" for r in import_roots},
                                          key=len, reverse=True))
@@ -155,7 +158,7 @@ class Reach:
     def _call_actions(self, site, scope: Scope) -> list:
         spelled = self.p.syntactic_name(site.func, scope)
         if spelled is not None:
-            rule = rule_for_call(model.normalize(spelled))
+            rule = self._sink_rule(model.normalize(spelled))
             if rule is not None and rule.code != "CL201":
                 self.stats.external_calls += 1
                 return [Action("sink", site.line, site.col, site.guards, rule=rule.code,
@@ -195,12 +198,12 @@ class Reach:
         if isinstance(v, (Func, Class)):
             # A sink is a sink even when its package is installed and indexed (filelock.FileLock).
             name = dotted(v.id)
-            rule = rule_for_call(name)
+            rule = self._sink_rule(name)
             if rule is not None and rule.code != "CL201":
                 return [Action("sink", *at, rule=rule.code, callee=name)]
         if isinstance(v, Func):
             reason = self._skipped_file(v.id)
-            if reason:
+            if reason and not self._measured_compiles(dotted(v.id)):
                 return [Action("skipped", *at, rule="CL117", callee=dotted(v.id), detail=reason)]
             return [Action("enter", *at, target=v, callee=dotted(v.id))]
         if isinstance(v, Op):
@@ -227,6 +230,17 @@ class Reach:
             self.stats.external_calls += 1
             return [Action("stop", *at, detail="external object")]
         return [Action("unresolved", *at)]
+
+    def _measured_compiles(self, name: str) -> bool:
+        """Measured on this torch to compile when called directly (``re.findall``: Dynamo folds it)."""
+        return self.verdicts is not None and self.verdicts.compiles(name)
+
+    def _sink_rule(self, name: str):
+        """The rule naming this callee, unless it is a break that the measured table says compiles."""
+        rule = rule_for_call(name)
+        if rule is not None and rule.kind == BREAK and self._measured_compiles(name):
+            return None
+        return rule
 
     def _skipped_file(self, fid: str) -> Optional[str]:
         """Why the installed torch would skip the file defining ``fid`` (e.g. a package on its skip list)."""
@@ -269,7 +283,7 @@ class Reach:
     def _classify_external(self, name: str, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)
         self.stats.external_calls += 1
-        rule = rule_for_call(name)
+        rule = self._sink_rule(name)
         if rule is not None:
             if rule.code == "CL201":
                 key = None
@@ -296,7 +310,7 @@ class Reach:
             return [Action("stop", *at, detail="builtin")]
         if self.trace_rules is not None:
             reason = self.trace_rules.module_skip_reason(module_of(name))
-            if reason:
+            if reason and not self._measured_compiles(name):
                 return [Action("skipped", *at, rule="CL117", callee=name, detail=reason)]
         return [Action("stop", *at, detail="external")]
 
@@ -602,6 +616,8 @@ class Reach:
             message += f" (key {act.detail!r})"
         message += detail
         kind = rule.kind
+        if kind == SILENT and self.verdicts is not None and self.verdicts.stops(callee):
+            kind = BREAK  # measured: it does not compile at all here (platform.platform on torch 2.13)
         if node.mode.startswith("tracetime") and rule.code not in ("CL204", "CL301") and kind != NOTE:
             marker = node.mode.split(":", 1)[1]
             inner = rule
@@ -624,7 +640,7 @@ class Reach:
         mod = self.p.module(split_id(node.fid)[0])
         loader = self.p.function(node.loader) if node.loader else None
         return (rule.code, severity, mod.path if mod else "", f.qualname if f else split_id(node.fid)[1], message,
-                rule.outcome_for(callee) if rule.code not in ("CL204",) else rule.dynamo.describe(),
+                rule.outcome_for(callee, self.verdicts) if rule.code not in ("CL204",) else rule.dynamo.describe(),
                 loader.qualname if loader else None)
 
     def _frames(self, node: Node, line: int, parent: dict, prefixes: dict) -> tuple:

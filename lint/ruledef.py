@@ -60,19 +60,53 @@ class Rule:
                 return True
         return False
 
-    def outcome_for(self, callee: str) -> str:
-        """The predicted Dynamo outcome for this callee: the measured stop if known, else the rule's."""
-        if self.dynamo.exception and callee:
-            from .dynamo.model import GB_MESSAGES, callee_stop
+    def outcome_for(self, callee: str, verdicts=None) -> str:
+        """The predicted Dynamo outcome for this callee: what the measured table says it does (exception, first
+        message line, graph-break id, the C function it stops at) if it stops Dynamo there, else the rule's own.
+        A stop location measured on the corpus (``CALLEE_STOPS``) completes it when its graph-break id agrees."""
+        from .dynamo.model import GB_MESSAGES, callee_stop
 
-            stop = callee_stop(callee)
-            if stop is not None:
-                gb, where = stop
-                return DynamoOutcome(self.dynamo.exception, gb, GB_MESSAGES.get(gb, self.dynamo.message),
-                                     where).describe()
+        stop = callee_stop(callee) if callee else None
+        measured = verdicts.lookup(callee) if verdicts is not None and callee else None
+        if measured is not None and measured.stops:
+            where = measured.where
+            if stop is not None and stop[0] == measured.gb and stop[1].startswith(where):
+                where = stop[1]  # the same stop, said with where it happens ("... in subprocess.Popen.__init__")
+            return DynamoOutcome(measured.exception, measured.gb, measured.message, where).describe()
+        if self.dynamo.exception and stop is not None:
+            gb, where = stop
+            return DynamoOutcome(self.dynamo.exception, gb, GB_MESSAGES.get(gb, self.dynamo.message),
+                                 where).describe()
         return self.dynamo.describe()
 
-    def documentation(self) -> str:
+    def measured_callees(self) -> tuple:
+        """The callees this rule names (``with`` blocks as ``Type.__enter__``), as the probes key them."""
+        return tuple(self.calls) + tuple(f"{t}.__enter__" for t in self.enters)
+
+    def measured_section(self, verdicts=None) -> list:
+        """Lines saying what the measured table records for each callee this rule names."""
+        if verdicts is None:
+            from .dynamo.verdicts import load_verdicts
+
+            verdicts = load_verdicts(None)
+        names = self.measured_callees()
+        if verdicts is None or not names:
+            return []
+        lines = ["", f"## Measured Dynamo outcome ({verdicts.source})"]
+        for name in names:
+            v = verdicts.get(name)
+            if v is None:
+                lines.append(f"- `{name}`: not measured")
+            elif v.stops:
+                lines.append(f"- `{name}`: {DynamoOutcome(v.exception, v.gb, v.message, v.where).describe()}")
+            elif v.compiles:
+                baked = " (value baked: later changes unseen)" if v.baked else ""
+                lines.append(f"- `{name}`: compiles{baked}" + ("; not reported" if self.kind == BREAK else ""))
+            else:
+                lines.append(f"- `{name}`: {v.outcome}")
+        return lines
+
+    def documentation(self, verdicts=None) -> str:
         d = self.dynamo
         lines = [
             f"# {self.code} {self.name}",
@@ -96,5 +130,5 @@ class Rule:
             "",
             "## Fix safety",
             self.fix_safety.strip(),
-        ]
+        ] + self.measured_section(verdicts)
         return "\n".join(lines) + "\n"

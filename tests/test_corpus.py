@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from corpus_eval import CORPUS, score
+from corpus_eval import CORPUS, measured_overrides, score
 
 from compile_lint.report import to_json
 
@@ -13,10 +13,28 @@ def test_corpus_recall_and_precision(run_scan, capsys):
     s = score(findings)
     with capsys.disabled():
         print(f"\ncorpus: recall {s.recall:.1%} ({s.found}/{s.expected} lines), "
-              f"precision {s.precision:.1%} ({s.flagged - len(s.false_positives)}/{s.flagged} warning+ findings)")
+              f"precision {s.precision:.1%} ({s.flagged - len(s.false_positives)}/{s.flagged} warning+ findings); "
+              f"{len(s.dropped)} expected error lines dropped by the measured verdicts"
+              + "".join(f"\n  dropped {c} {line}: {why}" for (c, line), why in sorted(s.dropped.items())))
     assert not s.missed, "missed:\n" + "\n".join(s.missed)
     assert s.recall == 1.0
     assert s.precision >= 0.98, "false positives:\n" + "\n".join(s.false_positives)
+
+
+def test_measured_overrides_follow_the_table():
+    """An expected error line is dropped exactly when every call on it is measured to compile: with a table
+    that says c104's `re.findall` and `builtins.float` compile, a line calling them is dropped; a line that
+    also calls an unmeasured callee is not."""
+    from compile_lint.dynamo.verdicts import Verdict, VerdictTable
+
+    expected = {"c104_re_findall_const": {"lint": "error", "lines": ["c104_re_findall_const.py:11"]},
+                "c001_subprocess_run_direct": {"lint": "error", "lines": ["c001_subprocess_run_direct.py:11"]}}
+    ok = Verdict("compiles")
+    table = VerdictTable("9.9", "3.11", "today", {"re.findall": ok, "builtins.float": ok})
+    assert set(measured_overrides(expected, table)) == {("c104_re_findall_const", "c104_re_findall_const.py:11")}
+    only_re = VerdictTable("9.9", "3.11", "today", {"re.findall": ok})
+    assert measured_overrides(expected, only_re) == {}  # float(...) on the line has no verdict: kept
+    assert measured_overrides(expected, None) == {}
 
 
 def test_every_case_has_a_region(run_scan):

@@ -376,7 +376,7 @@ def test_cache_second_load_runs_no_dump(tmp_path, monkeypatch):
     second = load_trace_rules(cache_dir=tmp_path)
     assert spy.calls == ["dump"], "warm cache must not run torch again"
     assert second.origin == "cache"
-    assert second.source.endswith("; cached)")
+    assert "; cached)" in second.source
     assert second.data == first.data
     assert second.module_skip_reason("re") and second.is_in_graph_function("torch.cuda.get_device_capability")
 

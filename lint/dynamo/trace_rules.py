@@ -821,6 +821,18 @@ def load_trace_rules(
             rules = _load_installed(py, Path(cache_dir) if cache_dir is not None else None)
         except Exception as e:  # noqa: BLE001 - last resort
             rules = load_snapshot(f"{type(e).__name__}: {e}")
+    rules = _with_verdict_source(rules)
     with _MEMO_LOCK:
         _MEMO.setdefault(key, rules)
         return _MEMO[key]
+
+
+def _with_verdict_source(rules: TraceRules) -> TraceRules:
+    """Say in the source string (the scan header) which measured verdict table goes with these rules."""
+    from dataclasses import replace
+
+    from .verdicts import load_verdicts
+
+    table = load_verdicts(rules.torch_version if rules.torch_version != "unknown" else None)
+    note = table.source if table is not None else "no measured Dynamo verdicts bundled"
+    return replace(rules, source=f"{rules.source}; {note}")
