@@ -92,7 +92,7 @@ class Rule:
         names = self.measured_callees()
         if verdicts is None or not names:
             return []
-        lines = ["", f"## Measured Dynamo outcome ({verdicts.source})"]
+        lines = ["", f"## Measured Dynamo outcome (torch {verdicts.torch}, a direct call under fullgraph=True)"]
         for name in names:
             v = verdicts.get(name)
             if v is None:

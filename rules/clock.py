@@ -6,8 +6,9 @@ CLOCK = Rule(
     name="clock-in-compiled-region",
     kind=BREAK,
     message="`{callee}` reads the clock inside the compiled region",
-    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0007", "Attempted to call function marked as skipped",
-                         "time.time (C), at the call"),
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0007 / GB0156",
+                         "Attempted to call function marked as skipped (time.*) / Unsupported method call "
+                         "(datetime.*)", "time.time (C), at the call"),
     what="Finds clock reads and sleeps in traced code: `time.time`, `perf_counter`, `monotonic`, `sleep`, "
          "`datetime.now`.",
     why="The `time` functions are C functions Dynamo skips: an error under `fullgraph=True`, a graph break "

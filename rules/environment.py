@@ -50,7 +50,10 @@ PLATFORM = Rule(
                          "that eager never ran; the result is baked"),
     what="Finds `platform.system()`, `platform.machine()`, `platform.uname()` and friends in traced code.",
     why="Dynamo wraps `platform`'s cached `uname_result` and, in doing so, evaluates its lazy `processor` "
-        "property: tracing spawns `uname -p`. No error; an extra process at each compile.",
+        "property: tracing spawns `uname -p`. No error; an extra process at each compile. Some of these do not "
+        "compile at all: on torch 2.13 `platform.platform()` (GB0088) and `platform.architecture()` (GB0007) "
+        "stop Dynamo, and on torch 2.11 `platform.system()` raises `InternalTorchDynamoError`; a call the "
+        "measured table says stops Dynamo is reported as an error under `fullgraph=True`, like any break.",
     example='''
 import platform, torch
 

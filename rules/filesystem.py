@@ -14,7 +14,9 @@ FILESYSTEM = Rule(
     kind=BREAK,
     message="`{callee}` touches the file system or queries the OS inside the compiled region",
     dynamo=DynamoOutcome(
-        "torch._dynamo.exc.Unsupported", "GB0007", "Attempted to call function marked as skipped",
+        "torch._dynamo.exc.Unsupported", "GB0007 / GB0059 / GB0156",
+        "Attempted to call function marked as skipped / Failed to trace builtin operator (read_bytes, "
+        "NamedTemporaryFile: open) / Unsupported method call (tempfile.mkdtemp: a lock)",
         "the first C call: posix.stat (exists/stat, os.path.*), posix.mkdir, posix.lstat (resolve), "
         "io.text_encoding (read_text), sys.audit (glob)",
     ),
@@ -80,8 +82,9 @@ OPEN = Rule(
     name="open-in-compiled-region",
     kind=BREAK,
     message="`{callee}` opens a file inside the compiled region",
-    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0059", "Failed to trace builtin operator",
-                         "builtin open, at the call"),
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0059 / GB0156 / GB0007",
+                         "Failed to trace builtin operator (open) / Unsupported method call (json.load/dump) / "
+                         "Attempted to call function marked as skipped (pickle)", "builtin open, at the call"),
     what="Finds `open(...)` (and `io.open`, `codecs.open`) in traced code.",
     why="Dynamo has no handler for the `open` builtin: `Failed to trace builtin operator` under "
         "`fullgraph=True`; with `with open(...)` in default mode the whole frame runs eagerly (no graph at all).",
@@ -110,8 +113,9 @@ FILELOCK = Rule(
     name="filelock-in-compiled-region",
     kind=BREAK,
     message="`{callee}` takes a file lock inside the compiled region",
-    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0007", "Attempted to call function marked as skipped",
-                         "posix.getpid in filelock/_api.py"),
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0007 / GB0142",
+                         "Attempted to call function marked as skipped (creating the lock) / Unsupported context "
+                         "manager (`with lock:`)", "posix.getpid in filelock/_api.py"),
     what="Finds `filelock.FileLock` / `SoftFileLock` created or entered in traced code (FlashInfer's "
          "`build_and_load` takes one around the JIT build).",
     why="The lock calls `os.getpid()` and opens the lock file: C functions Dynamo cannot trace. In default mode "

@@ -43,7 +43,9 @@ CTYPES = Rule(
     name="ctypes-in-compiled-region",
     kind=BREAK,
     message="`{callee}` loads or calls a native library through ctypes inside the compiled region",
-    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB8977", "Invalid call to __build_class__",
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB8977 / GB0007 / GB0156",
+                         "Invalid call to __build_class__ (loading a library) / Attempted to call function marked "
+                         "as skipped (find_library) / Unsupported method call (ctypes types)",
                          "ctypes/__init__.py"),
     what="Finds `ctypes.CDLL`, `ctypes.cdll.LoadLibrary` and friends in traced code.",
     why="Loading a shared library builds classes dynamically and calls C: Dynamo cannot trace it.",

@@ -8,8 +8,9 @@ LOGGING = Rule(
     name="logging-in-compiled-region",
     kind=BREAK,
     message="`{callee}` logs inside the compiled region",
-    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0291 / GB4841",
-                         "logging.Logger method not supported for non-export cases / Unsupported python_type() call",
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0291 / GB4841 / GB0007",
+                         "logging.Logger method not supported for non-export cases / Unsupported python_type() call "
+                         "/ Attempted to call function marked as skipped (logging.warn: warnings.warn)",
                          "at the call (Logger methods); logging/__init__.py (module functions)"),
     what="Finds `logging.info(...)`-style module functions and `Logger` methods (`logger.warning`, "
          "`logger.debug`, ...) in traced code, even when the level is disabled.",

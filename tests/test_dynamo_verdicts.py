@@ -50,11 +50,15 @@ def test_bundled_table_matches_the_installed_torch(capsys):
 
     bundled = json.loads(tables[torch.__version__].read_text())["verdicts"]
     assert sorted(bundled) == sorted(probes.PROBES), "the table and the probes disagree on which callees exist"
+    names = sorted(probes.PROBES)
+    every = int(os.environ.get("COMPILE_LINT_VERDICT_SAMPLE", "1") or 1)  # a slow machine: every Nth probe
+    names = names[::max(1, every)]
     t0 = time.monotonic()
-    fresh = _script().measure(jobs=max(2, os.cpu_count() or 2))
+    fresh = _script().measure(names, jobs=max(2, os.cpu_count() or 2))
     elapsed = time.monotonic() - t0
     with capsys.disabled():
-        print(f"\nverdicts: {len(fresh)} probes re-measured on torch {torch.__version__} in {elapsed:.1f}s")
+        print(f"\nverdicts: {len(fresh)} of {len(probes.PROBES)} probes re-measured on torch {torch.__version__} "
+              f"in {elapsed:.1f}s")
     differ = [f"{name}: bundled {_comparable(bundled[name])}, measured {_comparable(v)}"
               for name, v in fresh.items() if _comparable(v) != _comparable(bundled[name])]
     assert not differ, "verdicts differ from the bundled table (re-measure it):\n" + "\n".join(differ)

@@ -3,7 +3,9 @@
 Everything Dynamo-specific that is not a hazard sink lives here (sinks live with their rules in
 ``compile_lint.rules``).  Names are fully qualified as the resolver spells them (``os.path`` aliases are
 normalised by ``normalize``).  Measured facts behind these tables: ``tests/corpus/README.md`` and the corpus
-itself; the oracle test re-checks them on the installed torch.
+itself; the oracle test re-checks them on the installed torch.  What each callee does when called (compiles,
+or the exception and GB id it stops with) is measured per torch version in ``data/verdicts-torch-*.json``
+(``verdicts.py``), which takes precedence over the stop locations below.
 """
 from __future__ import annotations
 
@@ -180,7 +182,8 @@ GB_MESSAGES = {
 }
 
 # Where Dynamo actually stops for a callee (measured on torch 2.13; see tests/corpus).  Longest prefix wins;
-# "x.*" matches a whole module.  A rule's own DynamoOutcome is the fallback.
+# "x.*" matches a whole module.  The measured verdict table comes first (exception, message, GB id); these
+# locations complete it when the GB ids agree.  A rule's own DynamoOutcome is the last fallback.
 CALLEE_STOPS = {
     "subprocess.*": ("GB0007", "_thread.allocate_lock (threading.Lock() in subprocess.Popen.__init__)"),
     "os.system": ("GB0007", "posix.system"),
