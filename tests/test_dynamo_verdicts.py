@@ -9,7 +9,9 @@
   measured to stop Dynamo is reported with the measured GB id, whatever the rule's own text says.
 """
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -26,11 +28,14 @@ SCRIPT = ROOT / "scripts" / "measure_dynamo_verdicts.py"
 NEWEST = load_verdicts(None)
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("measure_dynamo_verdicts", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _measure(names, tmp_path) -> dict:
+    """Run the measuring script in a fresh interpreter: the forked children must start from a clean parent (this
+    pytest process has used tempfile, logging, threads..., and a probe of tempfile.mkdtemp finds what it left)."""
+    out = tmp_path / "verdicts.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--jobs", str(max(2, os.cpu_count() or 2)),
+                           "--only", *names], capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())["verdicts"]
 
 
 def _comparable(v: dict) -> tuple:
@@ -40,21 +45,19 @@ def _comparable(v: dict) -> tuple:
 
 # ------------------------------------------------------------------ the oracle: re-measure on the installed torch
 @pytest.mark.oracle
-def test_bundled_table_matches_the_installed_torch(capsys):
+def test_bundled_table_matches_the_installed_torch(capsys, tmp_path):
     torch = pytest.importorskip("torch")
     tables = bundled_tables()
     if torch.__version__ not in tables:
         pytest.skip(f"no table measured on torch {torch.__version__} (bundled: {sorted(tables)}); measure one "
                     f"with {SCRIPT.name}")
-    import json
-
     bundled = json.loads(tables[torch.__version__].read_text())["verdicts"]
     assert sorted(bundled) == sorted(probes.PROBES), "the table and the probes disagree on which callees exist"
     names = sorted(probes.PROBES)
     every = int(os.environ.get("COMPILE_LINT_VERDICT_SAMPLE", "1") or 1)  # a slow machine: every Nth probe
     names = names[::max(1, every)]
     t0 = time.monotonic()
-    fresh = _script().measure(names, jobs=max(2, os.cpu_count() or 2))
+    fresh = _measure(names, tmp_path)
     elapsed = time.monotonic() - t0
     with capsys.disabled():
         print(f"\nverdicts: {len(fresh)} of {len(probes.PROBES)} probes re-measured on torch {torch.__version__} "
@@ -65,15 +68,18 @@ def test_bundled_table_matches_the_installed_torch(capsys):
 
 
 @pytest.mark.oracle
-def test_a_probe_measures_what_dynamo_does():
+def test_a_probe_measures_what_dynamo_does(tmp_path):
     """The runner itself: a known stop, a known compile, a baked environment read, a guarded one."""
     pytest.importorskip("torch")
-    got = _script().measure(["subprocess.run", "re.findall", "os.getenv", "os.environ.get@present"], jobs=2)
+    got = _measure(["subprocess.run", "re.findall", "os.getenv", "os.environ.get@present", "tempfile.mkdtemp"],
+                   tmp_path)
     assert got["subprocess.run"]["outcome"] == "unsupported" and got["subprocess.run"]["gb"] == "GB0007"
     assert got["subprocess.run"]["exception"] == "torch._dynamo.exc.Unsupported"
     assert got["re.findall"] == {"outcome": "compiles"}
     assert got["os.getenv"]["baked"] is True
     assert got["os.environ.get@present"]["baked"] is False and got["os.environ.get@present"]["guarded"] is True
+    # as in a fresh process (the corpus's c045): tempfile's name sequence is first made under a lock
+    assert got["tempfile.mkdtemp"]["gb"] == "GB0156"
 
 
 # ------------------------------------------------------------------ coverage: every callee the model names is measured

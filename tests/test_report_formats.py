@@ -213,7 +213,12 @@ def test_rule_docs_print_well(code):
     rule = ALL_RULES[code]
     assert doc.startswith(f"# {code} {rule.name}\n\nSeverity: ")
     heads = [ln for ln in doc.splitlines() if ln.startswith("## ")]
-    assert heads == ["## What it does", "## Why is this bad", "## Example", "## How to fix", "## Fix safety"]
+    ruff_order = ["## What it does", "## Why is this bad", "## Example", "## How to fix", "## Fix safety"]
+    # a rule that names callees ends with what the bundled verdict table measured for each of them
+    assert heads[:5] == ruff_order and len(heads) == 5 + bool(rule.measured_callees())
+    if rule.measured_callees():
+        assert heads[5].startswith("## Measured Dynamo outcome (torch ")
+        assert all(f"- `{c}`: " in doc for c in rule.measured_callees())
     sections = re.split(r"^## .*$", doc, flags=re.M)[1:]
     assert all(s.strip() for s in sections), "an empty section"
     assert doc.count("```") == 2 and "```python\n" in doc

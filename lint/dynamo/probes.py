@@ -172,7 +172,8 @@ PROBES.update({
 # --- CL103 open, CL104 file locks ----------------------------------------------------------------------------
 _FILES = _STR_PATHS + ("\nimport json, pickle\nJF = open(os.path.join(TMP, 'data.json'))"
                        "\nPF = open(os.path.join(TMP, 'data.pkl'), 'rb')"
-                       "\nWF = open(os.path.join(TMP, 'out.pkl'), 'wb')\nWF2 = open(os.path.join(TMP, 'out.json'), 'w')")
+                       "\nWF = open(os.path.join(TMP, 'out.pkl'), 'wb')"
+                       "\nWF2 = open(os.path.join(TMP, 'out.json'), 'w')")
 PROBES.update({
     "builtins.open": _p(_STR_PATHS, "open(F)"),
     "io.open": _p("import io\n" + _STR_PATHS, "io.open(F)"),
