@@ -26,7 +26,10 @@ def f(x):
 ''',
     fix="Log outside the compiled function, or register the function with "
         "`torch._dynamo.config.reorderable_logging_functions`.",
-    calls=tuple(f"logging.{lv}" for lv in _LEVELS) + tuple(f"logging.Logger.{lv}" for lv in _LEVELS),
+    # + the methods transformers adds to every Logger (utils/logging.py), where Dynamo stopped on real models
+    # (tests/realcode: `logger.warning_once` in utils/generic.py:1144, GB0291)
+    calls=tuple(f"logging.{lv}" for lv in _LEVELS) + tuple(f"logging.Logger.{lv}" for lv in _LEVELS)
+    + ("logging.Logger.warning_once", "logging.Logger.info_once", "logging.Logger.warning_advice"),
     invalid=('''
 import logging, torch
 log = logging.getLogger("x")

@@ -245,6 +245,14 @@ PROBES.update({
 _LEVELS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal")
 PROBES.update({f"logging.{lv}": _p("import logging", f"logging.{lv}('x')") for lv in _LEVELS})
 PROBES.update({f"logging.Logger.{lv}": _p(_LOG, f"L.{lv}('x')") for lv in _LEVELS})
+# Methods a library adds to logging.Logger (transformers' utils/logging.py: `logging.Logger.warning_once =
+# warning_once`, an lru_cache'd function calling self.warning): measured on a Logger patched the same way.
+_PATCHED_LOG = _LOG + ("\nimport functools\n@functools.lru_cache(None)\ndef _once(self, *a, **k):\n"
+                       "    self.warning(*a, **k)\n"
+                       "logging.Logger.warning_once = _once\nlogging.Logger.info_once = _once\n"
+                       "logging.Logger.warning_advice = _once")
+PROBES.update({f"logging.Logger.{m}": _p(_PATCHED_LOG, f"L.{m}('x')")
+               for m in ("warning_once", "info_once", "warning_advice")})
 PROBES.update({
     "logging.log": _p("import logging", "logging.log(logging.INFO, 'x')"),
     "logging.Logger.log": _p(_LOG, "L.log(logging.INFO, 'x')"),
