@@ -456,8 +456,7 @@ class Reach:
 
         # phase 1: what every trace of the region meets
         queue: deque = deque()
-        for fid, self_cls in region.entries:
-            n = Node(fid, self_cls)
+        for n in self._entry_nodes(region):
             if n not in parent:
                 parent[n] = None
                 conds_of[n] = ()
@@ -471,6 +470,18 @@ class Reach:
             while queue:
                 visit(queue.popleft(), False, deferred)
         return findings + _fold_alternatives(findings, redo)
+
+    def _entry_nodes(self, region: Region) -> list:
+        """The compiled functions, and the wrappers their decorators put around them: compiling a decorated
+        ``forward`` traces the wrapper first (transformers' ``merge_with_config_defaults``, whose
+        ``logger.warning_once`` stops Dynamo under gradient checkpointing)."""
+        out = []
+        for fid, self_cls in region.entries:
+            out.append(Node(fid, self_cls))
+            fv = self.p.function_value(fid, Scope(split_id(fid)[0]))
+            if isinstance(fv, Func) and fv.id == fid:
+                out += [Node(w, self._wrapper_self(w, Func(fid, self_cls))) for w in fv.wrappers]
+        return out
 
     def _steps(self, node: Node, predicates: dict, variant: tuple) -> list:
         """What visiting ``node`` does, in order: (_CHILD, child node, action, conditions), (_HAZARD, None,

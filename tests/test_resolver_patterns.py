@@ -50,3 +50,31 @@ def test_a_forward_wrapped_in_a_base_init_subclass_runs_the_wrapper_and_the_meth
     assert [fr.qualname for fr in got["os.path.exists"].trace] == ["M.forward", "Layer.forward"]
     warn = got["logging.Logger.warning"]
     assert warn.severity == "warning" and warn.conditions[0].text == "self.training"
+
+
+def test_the_wrapper_a_decorator_puts_around_the_compiled_forward_is_traced(run_scan, tmp_path):
+    """transformers' `@merge_with_config_defaults` wraps a model's forward; compiling the model traces the
+    wrapper first (its `logger.warning_once` stopped Dynamo under gradient checkpointing on real models)."""
+    result = _scan(run_scan, tmp_path, '''
+        import functools, logging, torch
+
+        logger = logging.getLogger(__name__)
+
+        def merge_with_config_defaults(func):
+            @functools.wraps(func)
+            def wrapper(self, *args, **kwargs):
+                if self.training:
+                    logger.warning("use_cache=True is incompatible with gradient checkpointing")
+                return func(self, *args, **kwargs)
+            return wrapper
+
+        class M(torch.nn.Module):
+            @merge_with_config_defaults
+            def forward(self, x):
+                return x
+
+        m = torch.compile(M(), fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.callee == "logging.Logger.warning" and f.conditions[0].text == "self.training"
+    assert f.trace[-1].qualname == "merge_with_config_defaults.<locals>.wrapper"
