@@ -380,8 +380,9 @@ class Indexer:
             if isinstance(st, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 return  # the rest of this block is dead code
             if isinstance(st, ast.If) and not st.orelse and _terminates(st.body):
-                # `if cond: return ...` -- what follows runs only when cond is false
-                guards = guards + (Guard(self.conv(st.test, fn), False, st.lineno),)
+                # `if cond: return ...` -- what follows runs only when cond is false; after `if cond: raise`
+                # (a validation) it runs on every call that does not fail: assumed to hold
+                guards = guards + (Guard(self.conv(st.test, fn), False, st.lineno, _raises(st.body)),)
 
     def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
         t = type(st)
@@ -416,7 +417,7 @@ class Indexer:
             test = self.conv(st.test, fn)
             self.collect(st.test, fn, guards, in_try)
             self.block(st.body, fn, guards + (Guard(test, True, st.lineno),), in_try, cls)
-            self.block(st.orelse, fn, guards + (Guard(test, False, st.lineno),), in_try, cls)
+            self.block(st.orelse, fn, guards + (Guard(test, False, st.lineno, _raises(st.body)),), in_try, cls)
             return
         if t is ast.While:
             test = self.conv(st.test, fn)
@@ -730,6 +731,10 @@ def _is_stub(body: list) -> bool:
                 continue
         return False
     return True
+
+
+def _raises(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Raise)
 
 
 def _terminates(body: list) -> bool:

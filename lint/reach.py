@@ -390,7 +390,8 @@ class Reach:
         for g in act.guards:
             t = self.p.truth(g.cond, scope, predicates)
             if t is None:
-                open_.append(g)
+                if not g.validated:
+                    open_.append(g)
             elif t != g.polarity:
                 res = None
                 break

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 8  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 9  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -36,6 +36,9 @@ class Guard:
     cond: Expr
     polarity: bool
     line: int = 0  # the line of the `if` / `while` / conditional expression / `except` (for reports)
+    # the other branch raises (`if backend not in table: raise ValueError(...)`): a validation, assumed to pass
+    # where the walk cannot decide it -- the code after it runs on every call that does not fail
+    validated: bool = False
 
 
 # The condition of an ``except`` handler's body: the ``try`` body raised.  Undecidable by the walk.

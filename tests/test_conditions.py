@@ -254,3 +254,27 @@ def test_what_a_decorator_does_when_applied_is_not_walked(run_scan, tmp_path):
         ''')
     loud = {(f.line, f.callee) for f in result.findings if f.severity != "note"}
     assert loud == {(17, "logging.Logger.warning")}
+
+
+def test_a_validation_that_raises_is_assumed_to_pass(run_scan, tmp_path):
+    """flashinfer 0.6.3's get_fp4_quantization_module: `if backend not in backend_modules: raise
+    ValueError(...)` with a backend the walk cannot know; what follows runs on every call that does not fail.
+    An empty-batch fast path (`if x.shape[0] == 0: return x`) is assumed not taken."""
+    result = _scan(run_scan, tmp_path, '''
+        import os, torch
+
+        def load(backend):
+            if backend not in ("90", "100"):
+                raise ValueError(backend)
+            return os.path.exists("/jit/" + backend)
+
+        def f(x, backend):
+            if x.shape[0] == 0:
+                return x
+            load(backend)
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        ''')
+    (f,) = [f for f in result.findings if f.severity != "note"]
+    assert f.severity == "error" and f.certain

@@ -73,6 +73,9 @@ class GuardMixin:
                     return ts.pop()
             return None
         if k == "cmp" and len(e[2]) == 1:
+            empty = _empty_tensor_test(e)
+            if empty is not None:
+                return empty
             left, right = self.eval(e[1], scope), self.eval(e[2][0][1], scope)
             if left and right and len(left) * len(right) <= 16 and all(isinstance(x, Const) for x in left | right):
                 # every combination of the possible constants must agree
@@ -214,3 +217,23 @@ def _literal_keys(v) -> Optional[frozenset]:
         return frozenset(out)
     except TypeError:
         return None
+
+
+def _is_size(e) -> bool:
+    """``x.shape[i]``, ``x.size(i)``, ``x.numel()``: a tensor's extent."""
+    if e[0] == "sub" and e[1][0] == "attr" and e[1][2] == "shape":
+        return True
+    return e[0] == "call" and e[1][0] == "attr" and e[1][2] in ("size", "numel") and len(e[2]) <= 1
+
+
+def _empty_tensor_test(e) -> Optional[bool]:
+    """``x.shape[0] == 0`` and the like: the empty-input fast path (sglang's `if x.shape[0] == 0: return`)
+    is assumed not taken.  A region is traced with the inputs it runs on, and a linter that called every
+    kernel call conditional on a non-empty batch would have no certain path left.  (README: certainty.)"""
+    op, right = e[2][0]
+    left = e[1]
+    if right == ("const", 0) and _is_size(left):
+        return {"Eq": False, "NotEq": True, "Gt": True, "LtE": False}.get(op)
+    if left == ("const", 0) and _is_size(right):
+        return {"Eq": False, "NotEq": True, "Lt": True, "GtE": False}.get(op)
+    return None
