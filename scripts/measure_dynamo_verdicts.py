@@ -14,7 +14,9 @@ class, first message line, GB id parsed from the message, and the skipped C func
 ``raised`` (the compiled call raised a non-Dynamo exception: the call itself ran), ``not-installed``,
 ``not-available`` (a newer Python's API), ``timeout``, ``crashed``.
 
-Fork only: POSIX.  The tests import this file (tests/test_dynamo_verdicts.py).
+Fork only: POSIX.  CUDA cannot be used in a forked child once the parent has initialised it, so on a machine
+with a GPU the script hides it (``CUDA_VISIBLE_DEVICES=""``, unless already set): the probes measure Dynamo's
+host-side model, and the table records ``"gpu": "hidden"``.  tests/test_dynamo_verdicts.py runs this file.
 """
 from __future__ import annotations
 
@@ -174,6 +176,14 @@ def _child(name: str, probe, wfd: int, base: str) -> None:
         os._exit(0)
 
 
+def _hide_gpu() -> bool:
+    """Before torch is imported: a forked child cannot use a CUDA the parent initialised."""
+    if "torch" in sys.modules or os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        return False
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    return True
+
+
 def _warm_up() -> str:
     import torch
 
@@ -187,6 +197,7 @@ def measure(names=None, jobs: int = 2, timeout: float = DEFAULT_TIMEOUT_S, progr
     """{callee: verdict} for the probes named (default: all), ``jobs`` children at a time."""
     probes = _load_probes().PROBES
     names = list(probes) if names is None else list(names)
+    _hide_gpu()
     _warm_up()
     base = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"cl-probes-{os.getpid()}")
     os.makedirs(base, exist_ok=True)
@@ -245,8 +256,9 @@ def table(verdicts: dict) -> dict:
 
     import torch
 
+    gpu = "hidden" if os.environ.get("CUDA_VISIBLE_DEVICES") == "" else "visible"
     return {"torch": torch.__version__, "python": platform.python_version(),
-            "measured": datetime.date.today().isoformat(), "probes": len(verdicts),
+            "measured": datetime.date.today().isoformat(), "probes": len(verdicts), "gpu": gpu,
             "verdicts": dict(sorted(verdicts.items()))}
 
 
