@@ -31,3 +31,26 @@ def _private_user_cache() -> None:
 
 
 _private_user_cache()
+
+
+# `pytest -m "not slow"`: the fast subset.  Slow are the oracle (every corpus case under torch.compile) and
+# real-world (PyPI sources) tests, the long fuzz and GPU runs, and the tests measured over ~20 s each on the
+# 2-core machine (2026-12-01, `--durations`): pre-commit's try-repo, the multi-process and multi-seed runs.
+SLOW_TESTS = frozenset({
+    "tests/test_precommit.py::test_try_repo_fix_hook_applies_safe_fixes",
+    "tests/test_precommit.py::test_try_repo_fails_on_a_hazard_and_passes_without",
+    "tests/test_precommit.py::test_doc_config_with_the_remote_hook",
+    "tests/test_precommit.py::test_doc_try_repo_example",
+    "tests/test_parallel.py::test_same_json_whatever_the_number_of_jobs",
+    "tests/test_parallel.py::test_concurrent_runs_share_one_cache_dir",
+    "tests/test_fixers_props.py::test_fixers_on_generated_shapes",
+    "tests/test_engine.py::test_output_is_deterministic_across_hash_seeds",
+    "tests/test_resultcache.py::test_results_are_the_same_whatever_the_hash_seed",
+})
+SLOW_MARKERS = ("oracle", "realworld", "realcode", "fuzz", "gpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.split("[")[0] in SLOW_TESTS or any(item.get_closest_marker(m) for m in SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
