@@ -27,7 +27,12 @@ def _private_user_cache() -> None:
     import tempfile
 
     if not os.environ.get("COMPILE_LINT_TEST_KEEP_USER_CACHE"):
-        os.environ["COMPILE_LINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cl-user-cache-")
+        import atexit
+        import shutil
+
+        d = tempfile.mkdtemp(prefix="cl-user-cache-")
+        os.environ["COMPILE_LINT_CACHE_DIR"] = d
+        atexit.register(shutil.rmtree, d, True)  # gone with the session
 
 
 _private_user_cache()
