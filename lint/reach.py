@@ -91,6 +91,7 @@ class ReachStats:
 _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
 
 MAX_CONST_PARAMS = 6
+MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
 MAX_CONST_ALTERNATIVES = 4
 
 
@@ -433,11 +434,13 @@ class Reach:
                     conds_of[what] = conds
                     queue.append(what)
                 elif conds_of[what]:
-                    # reached again on another path: under weaker conditions, or under the opposite branch
-                    # (`if aot: load(a)` / `else: load(b)`): fewer conditions, and the hazards below it are
-                    # reported again with them (a set only shrinks, so this ends)
-                    weaker = _either(conds_of[what], conds)
-                    if weaker is not None:
+                    # reached again on another path: with no condition, or under the opposite branch
+                    # (`if aot: load(a)` / `else: load(b)`): certain, and the hazards below it are reported
+                    # again as such
+                    # only to certainty (none left): a node is walked again at most once, so a library reached
+                    # on many paths under many conditions costs one walk more, not one per combination
+                    weaker = () if not conds else _either(conds_of[what], conds)
+                    if weaker == ():
                         parent[what] = (node, act)
                         conds_of[what] = weaker
                         queue.append(what)
@@ -753,22 +756,21 @@ def _fold_alternatives(findings: list, redo: dict) -> list:
     for group in groups.values():
         if len(group) < 2:
             continue
-        sets = {f.conditions: f for f in group}
-        changed = True
-        while changed:
-            changed = False
-            for a in list(sets):
-                for b in list(sets):
-                    if a == b or a not in sets or b not in sets:
-                        continue
+        # one round over the pairs of the first few paths: a fold of folds could grow without end on a
+        # library whose hazards are reached on hundreds of paths (flashinfer's JIT loaders)
+        sets = {f.conditions: f for f in group[:MAX_FOLDED_PATHS]}
+        have = set(sets)
+        folded = {}
+        for a in have:
+            for b in have:
+                if a != b:
                     both = _either(a, b)
-                    if both is not None and both not in sets:
-                        sets[both] = sets[a]
-                        changed = True
-        have = {f.conditions for f in group}
-        best = min(sets, key=len)
-        if best not in have:
-            extra += redo[id(sets[best])](best)
+                    if both is not None and both not in have:
+                        folded.setdefault(both, sets[a])
+        if folded:
+            best = min(folded, key=len)
+            if len(best) < min(len(c) for c in have):
+                extra += redo[id(folded[best])](best)
     return extra
 
 
