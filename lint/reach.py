@@ -93,6 +93,7 @@ _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in R
 MAX_CONST_PARAMS = 6
 MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
 MAX_CONST_ALTERNATIVES = 4
+MAX_CONST_CONTEXTS = 16  # distinct constant contexts per function (Reach._const_args)
 
 
 def _simple_const(v) -> bool:
@@ -128,6 +129,7 @@ class Reach:
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
         self._const_memo: dict = {}
+        self._const_contexts: dict = {}  # function id -> the constant contexts it was entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
 
@@ -567,6 +569,14 @@ class Reach:
             if all(isinstance(v, Const) and _simple_const(v.value) for v in vals):
                 out.append((name, tuple(sorted((v.value for v in vals), key=repr))))
         res = tuple(sorted(out, key=lambda kv: kv[0]))[:MAX_CONST_PARAMS]
+        if res:
+            # a recursion that counts (`_format_value(v, depth + 1)`, flashinfer's api_logging) would make a
+            # new node per value: past a few constant contexts a function is walked without them
+            seen = self._const_contexts.setdefault(fv.id, set())
+            if res not in seen and len(seen) >= MAX_CONST_CONTEXTS:
+                res = ()
+            else:
+                seen.add(res)
         self._const_memo[key] = res
         return res
 
