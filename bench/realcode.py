@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from realcode import compare, truth  # noqa: E402
-from realcode.catalog import BY_NAME, CASES  # noqa: E402
+from realcode.catalog import BY_NAME, CASES, names_from  # noqa: E402
 from realcode.env import EnvUnavailable, cache_root, env_root  # noqa: E402
 
 TARGETS = {"error precision": 0.95, "stop recall": 0.95, "reach recall": 0.98}
@@ -67,8 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the scores as JSON to this file")
     ap.add_argument("--cache-dir", type=Path, help="compile-lint's cache (default: beside the environment)")
     a = ap.parse_args(argv)
-    names = [n for n in a.cases.split(",") if n] or [c.name for c in CASES]
-    unknown = [n for n in names if n not in BY_NAME]
+    names, unknown = names_from(a.cases)
     if unknown:
         print(f"unknown models: {unknown}", file=sys.stderr)
         return 2

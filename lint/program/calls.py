@@ -284,18 +284,7 @@ class CallMixin:
         sequence of x's elements (of ``(index, element)`` / ``(a's, b's)`` pairs), so that a loop over them binds
         its targets to the modules of a ModuleList."""
         def elems(vals: frozenset) -> frozenset:
-            out = set()
-            for v in vals:
-                if isinstance(v, SeqVal):
-                    out |= v.elems
-                elif isinstance(v, TupleVal):
-                    for it in v.items:
-                        out |= it
-                elif isinstance(v, DictVal):
-                    out |= {Const(k) if k is not None else Unknown("key") for k, _ in v.items}
-                else:
-                    out.add(Unknown("element"))
-            return frozenset(out)
+            return _elements(vals, dict_values=False)
 
         if name == "builtins.enumerate":
             pair = TupleVal((frozenset({Unknown("index")}), elems(self._arg_values(args, scope, 0))))
@@ -353,15 +342,9 @@ class CallMixin:
             if name == "torch.nn.Sequential":  # Sequential(a, b, c): the modules are the arguments themselves
                 for i in range(len(args)):
                     elems |= {x for x in self._arg_values(args, scope, i) if isinstance(x, Instance)}
-            for x in first:
-                if isinstance(x, SeqVal):
-                    elems |= x.elems
-                elif isinstance(x, TupleVal):
-                    for it in x.items:
-                        elems |= it
-                elif isinstance(x, DictVal):
-                    for _, vals in x.items:
-                        elems |= vals
+            # ModuleDict({...}) / list(seq): the modules are a dict's values; anything else adds nothing
+            elems |= _elements(frozenset(x for x in first if isinstance(x, (SeqVal, TupleVal, DictVal))),
+                               dict_values=True)
             return frozenset({SeqVal(frozenset(elems))})
         if name in self.foreign_origins:
             return frozenset({Foreign(name)})
@@ -379,6 +362,27 @@ class CallMixin:
         if last[:1].isupper():
             return frozenset({ExternalInstance(name)})
         return frozenset({ExternalInstance(f"{name}()")})
+
+
+def _elements(vals: frozenset, dict_values: bool) -> frozenset:
+    """What iterating over ``vals`` yields: a sequence's elements, a tuple's items, a dict's keys (or its values,
+    for a container built from it); anything else is an unknown element."""
+    out = set()
+    for v in vals:
+        if isinstance(v, SeqVal):
+            out |= v.elems
+        elif isinstance(v, TupleVal):
+            for it in v.items:
+                out |= it
+        elif isinstance(v, DictVal):
+            if dict_values:
+                for _, vs in v.items:
+                    out |= vs
+            else:
+                out |= {Const(k) if k is not None else Unknown("key") for k, _ in v.items}
+        else:
+            out.add(Unknown("element"))
+    return frozenset(out)
 
 
 def _is_partial(func) -> bool:

@@ -265,3 +265,9 @@ CASES: tuple = (
 )
 
 BY_NAME = {c.name: c for c in CASES}
+
+
+def names_from(csv: str) -> tuple:
+    """(the model names a comma-separated option asks for, all of them when empty; the unknown ones)."""
+    names = [n for n in csv.split(",") if n] or [c.name for c in CASES]
+    return names, [n for n in names if n not in BY_NAME]

@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/
 
-from realcode.catalog import BY_NAME, CASES  # noqa: E402
+from realcode.catalog import CASES, names_from  # noqa: E402
 from realcode.env import env_label, env_root  # noqa: E402
 
 TRUTH_DIR = HERE / "truth"
@@ -65,8 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args(argv)
-    names = [n for n in a.cases.split(",") if n] or [c.name for c in CASES]
-    unknown = [n for n in names if n not in BY_NAME]
+    names, unknown = names_from(a.cases)
     if unknown:
         print(f"unknown cases: {unknown}", file=sys.stderr)
         return 2
