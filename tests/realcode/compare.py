@@ -228,8 +228,9 @@ def table(scores: list) -> str:
                      f"{s.reach_recall:>6.1%} {s.over_reach:>5}")
     t = totals(scores)
     lines.append("-" * len(head))
-    lines.append(f"{t.models} models measured, {t.skipped} skipped | error precision {t.error_precision:.1%} "
-                 f"({t.true_errors}/{t.errors}) | stop recall {t.stop_recall:.1%} ({t.stop_hits}/{t.stops}) | "
+    precision = f"{t.error_precision:.1%} ({t.true_errors}/{t.errors})" if t.errors else "n/a (no errors)"
+    lines.append(f"{t.models} models measured, {t.skipped} skipped | error precision {precision} | "
+                 f"stop recall {t.stop_recall:.1%} ({t.stop_hits}/{t.stops}) | "
                  f"warnings {t.warnings} | reach recall {t.reach_recall:.1%} ({t.reached_traced}/{t.traced}) | "
                  f"over-reach {t.over_reach}")
     return "\n".join(lines)
