@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .config import remember_config_path
+from .config import remember_config_path, setting
 from .engine import ScanError, ScanOptions, scan
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -225,7 +225,8 @@ def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_di
     # whole site-packages they were 150 MB, and the JSON document another 200 MB on top: the peak RSS)
     result.program = None
     return finish(result, opts, fmt=fmt, output_file=output_file, stats=stats, no_paths=no_paths,
-                  baseline=baseline, write_baseline=write_baseline, add_ignore=add_ignore, strict=strict,
+                  baseline=baseline, write_baseline=write_baseline, add_ignore=add_ignore,
+                  strict=strict or setting("strict"),
                   show_all_paths=show_all_paths)
 
 

@@ -56,6 +56,7 @@ class Config:
     search_path: list = field(default_factory=list)
     python: Optional[str] = None
     baseline: Optional[Path] = None
+    strict: bool = False  # `--strict`: an unanalysed compiled region exits 2
 
     @property
     def base(self) -> Path:
@@ -208,9 +209,9 @@ def _resolve(base: Path, p: str) -> Path:
     return q if q.is_absolute() else (base / q)
 
 
-KEYS = ("select", "ignore", "per-file-ignores", "exclude", "entry-points", "region-models", "target-arch",
-        "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline", "fix",
-        "models")
+KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "entry-points", "region-models",
+        "target-arch", "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline",
+        "fix", "models", "strict")
 # [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
 FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
 
@@ -257,10 +258,16 @@ def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") ->
             _err(path, "per-file-ignores", 'expected a table of "glob" = ["CL101", ...]')
         for glob, codes in pfi.items():
             cfg.per_file_ignores.append((str(base), glob, tuple(_codes(path, f"per-file-ignores.{glob!r}", codes))))
-    if "exclude" in t:
-        for e in _str_list(path, "exclude", t["exclude"]):
-            # a bare name ("tests") skips every directory of that name; a path is relative to this file
+    # Both add to what is always skipped (.gitignore'd files, VCS and virtual-environment folders, caches):
+    # `extend-exclude` is ruff's spelling, `exclude` the original one.  A bare name ("tests") skips every
+    # directory of that name; a path is relative to this file.
+    for key in ("exclude", "extend-exclude"):
+        for e in _str_list(path, key, t[key]) if key in t else ():
             cfg.exclude.append(e if ("/" not in e and os.sep not in e) else str(_resolve(base, e)))
+    if "strict" in t:
+        if not isinstance(t["strict"], bool):
+            _err(path, "strict", f"expected true or false, got {t['strict']!r}")
+        cfg.strict = t["strict"]
     if "entry-points" in t:
         for e in _str_list(path, "entry-points", t["entry-points"]):
             if not ENTRY_RE.match(e):

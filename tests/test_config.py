@@ -75,6 +75,13 @@ def test_per_file_ignores_and_exclude(tmp_path):
     # exclude: the region's file is not scanned, so nothing is compiled
     (tmp_path / "pyproject.toml").write_text('[tool.compile-lint]\nexclude = ["pkg/model.py"]\n')
     assert rules_of(scan_json(tmp_path)) == []
+    # extend-exclude (ruff's spelling) adds the same way; a bare name skips every directory of that name
+    (tmp_path / "pyproject.toml").write_text('[tool.compile-lint]\nextend-exclude = ["pkg/model.py"]\n')
+    assert rules_of(scan_json(tmp_path)) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.compile-lint]\nextend-exclude = ["pkg"]\n')
+    assert rules_of(scan_json(tmp_path)) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.compile-lint]\nextend-exclude = ["other"]\n')
+    assert rules_of(scan_json(tmp_path)) == [("CL101", "pkg/helpers.py", 5)]
 
 
 def test_entry_points_and_cache_dir(tmp_path):
@@ -117,10 +124,11 @@ def test_every_key_parses():
                            "fullgraph-keyword": False, "predicates": {"*.capturing": True}}],
         "target-arch": "sm90", "cuda-version": 12.9, "fix-in": ["pkg"], "op-namespace": "mylib",
         "cache-dir": ".cache", "search-path": ["vendor"], "python": ".venv/bin/python", "baseline": "bl.json",
+        "extend-exclude": ["gen"], "strict": True,
     }, Path("/proj/pyproject.toml"))
     assert cfg.select == ["CL1", "CL2"] and cfg.ignore == ["CL117"]
     assert cfg.per_file_ignores == [("/proj", "tests/*", ("CL2",))]
-    assert cfg.exclude == ["build", "/proj/third_party/x"]
+    assert cfg.exclude == ["build", "/proj/third_party/x", "gen"] and cfg.strict is True
     m = cfg.region_models[0]
     assert (m.callee, m.target[1], m.what, m.kind, m.fullgraph_keyword, m.predicates) == (
         "a.b.c", "fn", "callable", "decorator", None, (("*.capturing", True),))

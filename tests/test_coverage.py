@@ -84,6 +84,17 @@ def test_strict_makes_an_unanalysed_region_exit_2(tmp_path):
     assert "Coverage: 1 compiled region(s) found, all analysed." in r.stdout
 
 
+def test_strict_from_the_config_file(tmp_path):
+    app, _site = project(tmp_path)
+    (app / "pyproject.toml").write_text("[tool.compile-lint]\nstrict = true\n")
+    r = cli("scan", "run.py", cwd=app)
+    assert r.returncode == 2 and "--strict" in r.stderr
+    (app / "pyproject.toml").write_text('[tool.compile-lint]\nstrict = "yes"\n')
+    r = cli("scan", "run.py", cwd=app)
+    assert r.returncode == 2 and "strict: expected true or false, got 'yes'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_json_and_sarif_carry_the_coverage(tmp_path):
     app, _site = project(tmp_path)
     doc = json.loads(cli("scan", "run.py", "--format", "json", cwd=app).stdout)
