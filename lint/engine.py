@@ -21,6 +21,7 @@ from .findings import SEVERITY_ORDER, Finding
 from .index import decode_source, index_source
 from .parallel import YOURS, default_jobs, prefetch
 from .program import ModuleLocator, Program
+from .program.calls import WRAPPER_CONDITION_SUFFIX
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, RegionFinder
 from .summary import ModuleSummary
@@ -332,16 +333,22 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     regions: list = []
     reach = Reach(program, trace_rules, import_roots=search_path)
     merged = _Merged(options.keep_paths_by_hazard)
-    first_hazard: dict = {}  # region index -> its most direct error-level finding (library mode's table)
+    # region index -> its most direct error (library mode's table); failing that, its most direct break behind
+    # undecided conditions (the API is unsafe when they hold)
+    first_hazard: dict = {}
 
     def walk(found: list) -> None:
         for r in found:
             i = len(regions)
             regions.append(r)
             hazards = reach.walk(r)
-            errors = [f for f in hazards if f.severity == "error"]
-            if errors:
-                first_hazard[i] = min(errors, key=lambda f: (len(f.trace), f.path, f.line))
+            worst = [f for f in hazards if f.severity == "error"] or [f for f in hazards if _conditional_break(f)]
+            if worst:
+                # a wrapper installed only by a non-default configuration (flashinfer's API logging, on when
+                # FLASHINFER_LOGLEVEL is set at import) ranks after what the call itself may take
+                first_hazard[i] = min(worst, key=lambda f: (any(c.text.endswith(WRAPPER_CONDITION_SUFFIX)
+                                                                for c in f.conditions),
+                                                            len(f.conditions), len(f.trace), f.path, f.line))
             merged.add(hazards)
 
     progress("scan", done=0, total=len(candidates))
@@ -395,6 +402,16 @@ def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scann
     plain.program = None  # the program (every summary, every memo) is what a hit saves rebuilding
     plain.paths_by_hazard = None
     results.store(plain, all_paths, [(f.module, f.path, f.is_package) for f in disc.files], loaded, dirs)
+
+
+def _conditional_break(f: Finding) -> bool:
+    """A warning only for its conditions: where they hold, the hazard stops Dynamo like an error."""
+    from compile_lint.rules import ALL_RULES
+
+    from .ruledef import BREAK
+
+    rule = ALL_RULES.get(f.rule)
+    return f.severity == "warning" and bool(f.conditions) and rule is not None and rule.kind == BREAK
 
 
 class _Merged:

@@ -80,12 +80,23 @@ class Action:
 
 @dataclass
 class ReachStats:
-    call_sites: int = 0
-    unresolved_calls: int = 0
+    """What the walk met.  Call sites are counted once each, whatever the number of contexts (receiver class,
+    constant arguments) their function was walked in: a recursion walked under 17 contexts must not weigh 17
+    times in the unresolved ratio.  A site is unresolved if it was in any context."""
+    sites: set = field(default_factory=set)  # (function id, line, col)
+    unresolved_sites: set = field(default_factory=set)
     external_calls: int = 0
     boundaries: int = 0
     functions_walked: int = 0
     unresolved_samples: list = field(default_factory=list)
+
+    @property
+    def call_sites(self) -> int:
+        return len(self.sites)
+
+    @property
+    def unresolved_calls(self) -> int:
+        return len(self.unresolved_sites)
 
 
 _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
@@ -149,7 +160,7 @@ class Reach:
         if f is not None:
             scope = self.scope_of(fid, self_cls, consts)
             for site in f.calls:
-                self.stats.call_sites += 1
+                self.stats.sites.add((fid, site.line, site.col))
                 out += self._call_actions(site, scope)
             for a in f.attrs:
                 out += self._attr_actions(a, scope)
@@ -183,9 +194,11 @@ class Reach:
             elif site.func[0] == "attr" and site.func[2] in model.TENSOR_METHODS:
                 self.stats.boundaries += 1  # a tensor method on a receiver we could not type: in the graph
             else:
-                self.stats.unresolved_calls += 1
-                if len(self.stats.unresolved_samples) < 200:
-                    self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
+                key = (scope.func_id, site.line, site.col)
+                if key not in self.stats.unresolved_sites:
+                    self.stats.unresolved_sites.add(key)
+                    if len(self.stats.unresolved_samples) < 200:
+                        self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
         return [a for a in acts if a.kind != "unresolved"]
 
     def _classify(self, v, site, scope: Scope) -> list:
@@ -462,8 +475,9 @@ class Reach:
 
         # phase 1: what every trace of the region meets
         queue: deque = deque()
-        for n in self._entry_nodes(region):
-            if n not in parent:
+        entries = self._entry_nodes(region)
+        for n, conds in entries:
+            if n not in parent and not conds:
                 parent[n] = None
                 conds_of[n] = ()
                 queue.append(n)
@@ -471,6 +485,13 @@ class Reach:
         while queue:
             visit(queue.popleft(), True, deferred)
         # phase 2: what only some traces meet, each under the conditions on its path
+        for n, conds in entries:
+            if n not in parent:
+                parent[n] = None
+                conds_of[n] = conds
+                queue.append(n)
+        while queue:
+            visit(queue.popleft(), False, deferred)
         for node, step, what, act, conds in deferred:
             take(node, step, what, act, conds_of[node] + conds)
             while queue:
@@ -483,11 +504,22 @@ class Reach:
         ``logger.warning_once`` stops Dynamo under gradient checkpointing)."""
         out = []
         for fid, self_cls in region.entries:
-            out.append(Node(fid, self_cls))
+            out.append((Node(fid, self_cls), ()))
             fv = self.p.function_value(fid, Scope(split_id(fid)[0]))
             if isinstance(fv, Func) and fv.id == fid:
-                out += [Node(w, self._wrapper_self(w, Func(fid, self_cls))) for w in fv.wrappers]
+                out += [(Node(w, self._wrapper_self(w, Func(fid, self_cls))), self._wrapper_conditions(fv, w))
+                        for w in fv.wrappers]
         return out
+
+    def _wrapper_conditions(self, fv, wid: str) -> tuple:
+        """The condition of entering wrapper ``wid`` of ``fv``: none, unless its decorator installs it on some
+        paths only (``Program.conditional_wrappers``)."""
+        why = self.p.conditional_wrappers.get(getattr(fv, "id", None), {}).get(wid)
+        if why is None:
+            return ()
+        f = self.p.function(fv.id)
+        mod = self.p.module(split_id(fv.id)[0])
+        return (Condition(mod.path if mod else "", f.line if f else 0, why),)
 
     def _steps(self, node: Node, predicates: dict, variant: tuple) -> list:
         """What visiting ``node`` does, in order: (_CHILD, child node, action, conditions), (_HAZARD, None,
@@ -511,7 +543,8 @@ class Reach:
                     steps.append((_REPORT, "CL115", act, conds))
                 if _breaks_at_disable(act.target, node):
                     steps.append((_REPORT, "CL116", act, conds))
-                steps += [(_CHILD, child, act, conds) for child in self._enter(act, node, fullgraph=variant[1])]
+                steps += [(_CHILD, child, act, conds + self._wrapper_conditions(act.target, child.fid))
+                          for child in self._enter(act, node, fullgraph=variant[1])]
                 continue
             steps.append((_HAZARD, None, act, conds))
         self._steps_memo[key] = steps

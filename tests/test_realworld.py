@@ -15,9 +15,12 @@ pytestmark = pytest.mark.realworld
 
 SEED_RUNNER = "sglang/srt/model_executor/piecewise_cuda_graph_runner.py"
 CURRENT_RUNNER = "sglang/srt/model_executor/runner_backend/tc_piecewise_cuda_graph_backend.py"
-# Recorded unresolved-call ratios (unresolved / call sites walked): a resolver change may lower them, never
-# raise them past these ceilings.
-UNRESOLVED_CEILING = {"seed": 0.067, "fixed": 0.090, "current": 0.060}
+# Recorded unresolved-call ratios (distinct unresolved call sites / distinct call sites walked): a resolver
+# change may lower them, never raise them past these ceilings.  Counted per site since 2026-12-01 (a recursion
+# walked under 17 constant contexts weighed 17 times): b560136 measured so gave seed 0.0587, fixed 0.0775,
+# current 0.0726; today 0.0578, 0.0852 (flashinfer's api_logging wrapper, behind FLASHINFER_LOGLEVEL, is now
+# walked: 188 more sites, 53 of them unresolved), 0.0725.
+UNRESOLVED_CEILING = {"seed": 0.060, "fixed": 0.087, "current": 0.074}
 
 
 def _site(name: str) -> Path:
@@ -114,15 +117,18 @@ def test_current_release_reports_the_sm120_pdl_probe(cache_dir, capsys):
     with capsys.disabled():
         print(f"\ncurrent: unresolved-call ratio {result.stats['unresolved_ratio']:.4f}")
     assert result.stats["unresolved_ratio"] <= UNRESOLVED_CEILING["current"]
-    pdl = [f for f in result.findings if "is_arch_support_pdl" in _names(f) and f.callee == "subprocess.check_output"
-           and f.rule == "CL101"]
-    assert pdl, "is_arch_support_pdl -> nvcc subprocess not reported on sm120"
-    f = min(pdl, key=lambda x: len(x.trace))
+    # the JIT kernels' arch probe runs `nvcc --version` (sglang/kernels/jit/utils/arch.py:_jit_cuda_version)
+    probe = [f for f in result.findings if f.callee == "subprocess.check_output" and f.rule == "CL101"
+             and f.path.endswith("sglang/kernels/jit/utils/arch.py")]
+    assert probe, "the JIT arch probe's nvcc subprocess not reported on sm120"
+    f = min(probe, key=lambda x: (len(x.conditions), len(x.trace)))
     names = _names(f)
-    assert names[names.index("is_arch_support_pdl"):] == [
-        "is_arch_support_pdl", "get_jit_cuda_arch", "_init_jit_cuda_arch_once", "_cuda_arch_suffix",
-        "_jit_cuda_version"]
-    assert f.path.endswith("sglang/kernels/jit/utils/arch.py") and f.severity == "error"
+    assert names[names.index("get_jit_cuda_arch"):] == [
+        "get_jit_cuda_arch", "_init_jit_cuda_arch_once", "_cuda_arch_suffix", "_jit_cuda_version"]
+    # every kernel that loads it sits behind a layer's config or input branch: a warning naming them, the
+    # arch branch among them (the except handler's fallback `major = 0` leaves it undecided)
+    assert f.severity == "warning" and f.conditions
+    assert "major == 12" in {c.text for c in f.conditions}
     # on sm90 the `major == 12` branch of _cuda_arch_suffix is pruned
     sm90 = _scan(site, CURRENT_RUNNER, cache_dir, target_arch="sm90")
     assert not [g for g in sm90.findings if "_cuda_arch_suffix" in _names(g) and g.callee == "subprocess.check_output"]
@@ -132,7 +138,10 @@ def test_current_release_sees_load_jit_behind_disable_alias(cache_dir):
     site = _site("current")
     result = _scan(site, CURRENT_RUNNER, cache_dir, target_arch="sm120")
     disabled = [f for f in result.findings if f.rule == "CL116" and f.callee.endswith("load_jit")]
-    assert disabled and all(f.severity == "error" for f in disabled)  # the region is fullgraph
+    assert disabled
+    # the region is fullgraph: the disable is itself a stop, certain or behind the named branches of its path
+    assert all(f.severity == "error" or (f.severity == "warning" and f.conditions) for f in disabled)
+    assert all(f.region.fullgraph is True for f in disabled)
 
 
 def test_library_mode_on_flashinfer(cache_dir):
@@ -142,11 +151,18 @@ def test_library_mode_on_flashinfer(cache_dir):
     result = scan(ScanOptions(paths=[site / "flashinfer"], search_path=[site], use_environment=False,
                               cache_dir=cache_dir, public_api=["flashinfer"]))
     table = {v.api: v for v in verdicts(result)}
+    # the three that fail under fullgraph on the H200 (../shared/gpu/libmode/results-2026-12-01/)
     for api in ("flashinfer.quantization.fp4_quantization.fp4_quantize",
                 "flashinfer.quantization.fp4_quantization.nvfp4_quantize", "flashinfer.norm.rmsnorm"):
         assert api in table and not table[api].safe, api
-        assert table[api].first_hazard.trace[0].qualname == api.rsplit(".", 1)[1]
-    rms = table["flashinfer.norm.rmsnorm"].first_hazard
-    assert rms.severity == "error" and len(rms.trace) >= 2
+        assert api.rsplit(".", 1)[1] in [fr.qualname for fr in table[api].first_hazard.trace[:2]]
+        if table[api].status == "unsafe-if":  # a warning names the branches it needs
+            assert table[api].first_hazard.conditions, api
+    # rmsnorm's JIT kernel runs only where _use_cuda_norm(device) holds (FLASHINFER_USE_CUDA_NORM, or a CuTe DSL
+    # that cannot target the GPU: it held on the H200); the CuTe DSL path is not a stop
+    rms = table["flashinfer.norm.rmsnorm"]
+    assert rms.status == "unsafe-if" and len(rms.first_hazard.trace) >= 2
+    assert any("_use_cuda_norm" in c.text for c in rms.first_hazard.conditions)
+    assert table["flashinfer.quantization.fp4_quantization.fp4_quantize"].status == "unsafe"
     safe = [v for v in table.values() if v.safe]
     assert safe and len(safe) < len(table)

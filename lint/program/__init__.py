@@ -51,6 +51,9 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         self._call_memo: dict = {}
         self._call_contexts: dict = {}  # Func -> distinct argument bindings its return value was worked out for
         self._func_value_memo: dict = {}
+        # function id -> {wrapper id: why it is conditional}: wrappers that its decorators install on some
+        # paths only (flashinfer_api returns the function itself unless FLASHINFER_LOGLEVEL was set at import)
+        self.conditional_wrappers: dict = {}
         self._mro_memo: dict = {}
         self._active: set = set()
         self._subclass_memo: dict = {}

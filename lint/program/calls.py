@@ -73,9 +73,25 @@ class CallMixin:
             for d in reversed(f.decorators):
                 cur = self.apply_decorator(self.eval(d, dscope), cur, dscope)
             funcs = [v for v in cur if isinstance(v, (Func, Op))]
-            result = funcs[0] if len(funcs) == 1 else base if not funcs else sorted(funcs, key=repr)[0]
+            result = funcs[0] if len(funcs) == 1 else base if not funcs else self._merge_wrapped(fid, funcs, f)
         self._func_value_memo[fid] = result
         return result
+
+    def _merge_wrapped(self, fid: str, funcs: list, f: FunctionSummary):
+        """Several values for one ``def``.  When they are the function itself with different decorator
+        wrappers (a decorator that returns its wrapper on one path and the function on another), the result
+        runs every wrapper, and those missing from some value are conditional (``conditional_wrappers``).
+        Otherwise the first by repr, as a stable choice."""
+        same = [v for v in funcs if isinstance(v, Func) and v.id == fid]
+        if len(same) != len(funcs) or len({(v.self_cls, v.flags) for v in same}) != 1:
+            return sorted(funcs, key=repr)[0]
+        ordered_ = sorted(same, key=repr)
+        every = tuple(dict.fromkeys(w for v in ordered_ for w in v.wrappers))
+        always = set(ordered_[0].wrappers).intersection(*(set(v.wrappers) for v in ordered_[1:]))
+        some = [w for w in every if w not in always]
+        if some:
+            self.conditional_wrappers[fid] = {w: _wrapper_condition(w) for w in some}
+        return Func(fid, ordered_[0].self_cls, ordered_[0].flags, every)
 
     def apply_decorator(self, decorators: frozenset, targets: frozenset, scope: Scope) -> frozenset:
         out = set()
@@ -395,3 +411,14 @@ def _calls_name(func, name: str) -> bool:
     if func == ("name", name):
         return True
     return func[0] == "attr" and func[1] == ("name", name) and func[2] in ("__wrapped__", "__call__", "__func__")
+
+
+WRAPPER_CONDITION_SUFFIX = "(decided at import)"
+
+
+def _wrapper_condition(wid: str) -> str:
+    """How a finding names a wrapper that is installed on some paths only: by its decorator and its name."""
+    qual = split_id(wid)[1]
+    decorator = qual.split(".<locals>.")[0]
+    return f"@{decorator} installs its {qual.rsplit('.', 1)[-1]} {WRAPPER_CONDITION_SUFFIX}"
+

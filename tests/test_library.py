@@ -1,0 +1,112 @@
+"""Library mode's three verdicts (unsafe / unsafe if / safe), and a decorator that installs its wrapper on one
+path only (flashinfer's ``flashinfer_api``: the function itself unless FLASHINFER_LOGLEVEL was set at import)."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+from click.testing import CliRunner
+
+from compile_lint.cli import main
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.library import verdicts
+
+LOG = '''
+import functools, os, subprocess
+LEVEL = int(os.environ.get("PKG_LOGLEVEL", "0"))
+
+def api(func):
+    if LEVEL == 0:
+        return func
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        subprocess.check_output(["date"])
+        return func(*args, **kwargs)
+    return wrapper
+
+def always(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        subprocess.check_output(["date"])
+        return func(*args, **kwargs)
+    return wrapper
+'''
+
+OPS = '''
+import os
+from .log import api, always
+
+@api
+def scale(x):
+    return x * 2
+
+@always
+def shift(x):
+    return x + 1
+
+def pure(x):
+    return x - 1
+
+def maybe(x, debug=False):
+    if debug:
+        os.system("nvidia-smi")
+    return x
+'''
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('from .ops import scale, shift, pure, maybe\n'
+                                     '__all__ = ["scale", "shift", "pure", "maybe"]\n')
+    (pkg / "log.py").write_text(textwrap.dedent(LOG))
+    (pkg / "ops.py").write_text(textwrap.dedent(OPS))
+    return pkg
+
+
+def test_three_verdicts(tmp_path):
+    pkg = _package(tmp_path)
+    result = scan(ScanOptions(paths=[pkg], search_path=[tmp_path], use_environment=False, cache_dir=None,
+                              public_api=["pkg"]))
+    table = {v.api.rsplit(".", 1)[1]: v for v in verdicts(result)}
+    assert {k: v.status for k, v in table.items()} == {
+        "shift": "unsafe", "scale": "unsafe-if", "maybe": "unsafe-if", "pure": "safe"}
+    assert table["shift"].first_hazard.severity == "error" and not table["shift"].first_hazard.conditions
+    assert [c.text for c in table["maybe"].first_hazard.conditions] == ["debug"]
+    (wrapped,) = table["scale"].first_hazard.conditions
+    assert wrapped.text == "@api installs its wrapper (decided at import)"
+    assert wrapped.path.endswith("ops.py")
+
+
+def test_library_table_text_and_json(tmp_path):
+    pkg = _package(tmp_path)
+    args = ["scan", str(pkg), "--public-api", "pkg", "--search-path", str(tmp_path), "--no-environment", "--no-cache"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 1, text.output
+    assert "UNSAFE IF" in text.output and "only if: debug" in text.output
+    assert "1 of 4 public APIs are compile-safe; 1 reach a hazard on every call, 2 only under the conditions" \
+        in text.output
+    doc = json.loads(CliRunner().invoke(main, args + ["--format", "json"]).output)
+    rows = {r["api"].rsplit(".", 1)[1]: r for r in doc["public_api"]}
+    assert rows["maybe"]["status"] == "unsafe-if" and rows["maybe"]["first_hazard"]["conditions"][0]["text"] == "debug"
+    assert rows["pure"] == {"api": "pkg.ops.pure", "safe": True, "status": "safe", "first_hazard": None}
+
+
+def test_a_wrapper_installed_on_one_path_is_a_condition_of_what_it_reaches(tmp_path):
+    _package(tmp_path)
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        import torch
+        from pkg.ops import scale, shift
+
+        def f(x):
+            return scale(x) + shift(x)
+
+        g = torch.compile(f, fullgraph=True)
+    '''))
+    result = scan(ScanOptions(paths=[tmp_path / "model.py"], search_path=[tmp_path], use_environment=False,
+                              cache_dir=None))
+    by_wrapper = {f.trace[-1].qualname: f for f in result.findings if f.callee == "subprocess.check_output"}
+    assert by_wrapper["always.<locals>.wrapper"].severity == "error"
+    conditional = by_wrapper["api.<locals>.wrapper"]
+    assert conditional.severity == "warning"
+    assert [c.text for c in conditional.conditions] == ["@api installs its wrapper (decided at import)"]
