@@ -1,0 +1,89 @@
+"""Library mode against the GPU: FlashInfer 0.7.2.post1's public APIs run on an NVIDIA H200 (SM90, torch
+2.11.0+cu130), eagerly and under ``torch.compile(fullgraph=True)``, one fresh process each.  The results are
+``gpu_truth/libmode-oracle-round{1,2}.jsonl``, copied from the project's shared GPU harness
+(``shared/gpu/libmode/``, whose ``compare.py`` this follows; round 2 overrides round 1 for a case).
+
+Truth per API: eager ran and fullgraph compiled -> safe; eager ran and fullgraph raised -> unsafe, stopped at
+the innermost FlashInfer frame; eager failed or timed out -> no truth.  Branch probes (``api[variant]``) are
+not counted.  compile-lint's side is its library-mode table (``compile_lint.library.verdicts``): an API is
+predicted unsafe when it is ``unsafe`` or ``unsafe-if``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TRUTH_DIR = Path(__file__).parent / "gpu_truth"
+# how the scan is set up to match the machine the truth was measured on
+TARGET_ARCH, CUDA_VERSION = "sm90", "13.0"
+
+
+def load_truth(directory: Path = TRUTH_DIR) -> dict:
+    """{api: (truth, "path:line" of Dynamo's stop or None)} for the APIs with a truth."""
+    recs: dict = {}
+    for fn in sorted(directory.glob("libmode-oracle-round*.jsonl")):
+        for line in fn.read_text().splitlines():
+            r = json.loads(line)
+            if r.get("mode") == "case" and "[" not in r["case"]:
+                recs[r["case"]] = r  # later rounds override earlier ones
+    out = {}
+    for r in recs.values():
+        if r.get("eager") != "ok" or r.get("fullgraph") is None:
+            continue
+        if r["fullgraph"] == "COMPILES":
+            out[r["api"]] = ("safe", None)
+        else:
+            stop = (r.get("fullgraph_error") or {}).get("innermost_fi")
+            out[r["api"]] = ("unsafe", stop.rsplit(":", 1)[0] if stop else None)
+    return out
+
+
+@dataclass
+class LibmodeScore:
+    true_unsafe: int = 0
+    false_unsafe: int = 0
+    true_safe: int = 0
+    missed_unsafe: int = 0
+    first_is_stop: int = 0  # unsafe APIs whose first shown hazard is the line Dynamo stopped at
+    misses: list = field(default_factory=list)
+
+    @property
+    def precision(self) -> float:
+        n = self.true_unsafe + self.false_unsafe
+        return self.true_unsafe / n if n else 1.0
+
+    @property
+    def recall(self) -> float:
+        n = self.true_unsafe + self.missed_unsafe
+        return self.true_unsafe / n if n else 1.0
+
+    def line(self) -> str:
+        unsafe = self.true_unsafe + self.missed_unsafe
+        return (f"precision {100 * self.precision:.1f}% ({self.true_unsafe}/{self.true_unsafe + self.false_unsafe})"
+                f" | recall {100 * self.recall:.1f}% ({self.true_unsafe}/{unsafe}) | first hazard = Dynamo's stop "
+                f"{self.first_is_stop}/{unsafe} | true safe {self.true_safe}")
+
+
+def score(table: dict, truth: dict, rel) -> LibmodeScore:
+    """``table``: {api: ApiVerdict}; ``rel``: a finding's path relative to the site (``flashinfer/...``)."""
+    s = LibmodeScore()
+    for api, (want, stop) in sorted(truth.items()):
+        v = table.get(api)
+        if v is None:
+            continue
+        predicted = "safe" if v.safe else "unsafe"
+        if predicted == want == "unsafe":
+            s.true_unsafe += 1
+            f = v.first_hazard
+            if stop is not None and f"{rel(f.path)}:{f.line}" == stop:
+                s.first_is_stop += 1
+        elif predicted == "unsafe":
+            s.false_unsafe += 1
+            s.misses.append(f"{api}: predicted {v.status}, compiles on the H200")
+        elif want == "unsafe":
+            s.missed_unsafe += 1
+            s.misses.append(f"{api}: predicted safe, Dynamo stops at {stop}")
+        else:
+            s.true_safe += 1
+    return s
