@@ -251,6 +251,12 @@ class Reach:
         """Measured on this torch to compile when called directly (``re.findall``: Dynamo folds it)."""
         return self.verdicts is not None and self.verdicts.compiles(name)
 
+    def _folded(self, name: str) -> bool:
+        """Constant-folded by this torch's Dynamo on constant arguments: one of the model's candidates, measured
+        to compile on it (``re.search`` and ``importlib.util.find_spec`` are folded on torch 2.13 and stop
+        Dynamo on 2.11).  With no table, the model's list."""
+        return name in model.CONSTANT_FOLDED and (self.verdicts is None or self._measured_compiles(name))
+
     def _sink_rule(self, name: str):
         """The rule naming this callee, unless it is a break that the measured table says compiles."""
         rule = rule_for_call(name)
@@ -308,12 +314,12 @@ class Reach:
                     if len(kv) == 1 and isinstance(next(iter(kv)), Const):
                         key = next(iter(kv)).value
                 return [Action("env", *at, rule=rule.code, callee=name, detail="" if key is None else str(key))]
-            if name in model.CONSTANT_FOLDED and self._all_const(site, scope):
+            if self._folded(name) and self._all_const(site, scope):
                 return [Action("stop", *at, detail="constant-folded")]
             return [Action("sink", *at, rule=rule.code, callee=name)]
         if name in RANDOM_FACTORIES:
             return [Action("random", *at, rule="CL202", callee=name)]
-        if name in model.CONSTANT_FOLDED:
+        if self._folded(name):
             if self._all_const(site, scope) or not self._may_be_dynamic(site, scope):
                 return [Action("stop", *at, detail="constant-folded")]
         if "()" in name:
@@ -328,6 +334,9 @@ class Reach:
             reason = self.trace_rules.module_skip_reason(module_of(name))
             if reason and not self._measured_compiles(name):
                 return [Action("skipped", *at, rule="CL117", callee=name, detail=reason)]
+        verdict = self.verdicts.get(name) if self.verdicts is not None else None
+        if verdict is not None and verdict.stops:
+            return [Action("sink", *at, rule="CL118", callee=name)]
         return [Action("stop", *at, detail="external")]
 
     def _attr_actions(self, a, scope: Scope) -> list:

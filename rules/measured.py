@@ -1,0 +1,44 @@
+"""Calls that no other rule names, measured to stop Dynamo on the torch in use (``compile_lint.dynamo.verdicts``)."""
+from compile_lint.ruledef import BREAK, DynamoOutcome, Rule
+
+MEASURED_STOP = Rule(
+    code="CL118",
+    name="call-measured-to-stop-dynamo",
+    kind=BREAK,
+    message="`{callee}` stops Dynamo on this torch (measured)",
+    # what each callee does is the measured verdict (the report shows it); this is json.dumps's on torch 2.13
+    dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0156", "Unsupported method call",
+                         "the call (each callee's measured outcome is reported)"),
+    what="Finds calls to functions that the verdict table of the torch in use (`scripts/measure_dynamo_verdicts.py`, "
+         "bundled per torch version) measured to stop Dynamo under `fullgraph=True`, when no other rule names "
+         "them: `json.dumps`, `copy.copy`, `dataclasses.fields`, `io.StringIO` on torch 2.13; "
+         "`importlib.util.find_spec`, `importlib.metadata.version` and `copy.deepcopy` on torch 2.11, which "
+         "torch 2.13 constant-folds or traces.",
+    why="What Dynamo traces is a fact of one torch version, and these calls are not hazards of a kind another "
+        "rule describes (files, processes, clocks...): they stop Dynamo because it has no model of them. The "
+        "report carries the exception, message and graph-break id measured on that torch.",
+    example='''
+import json, torch
+
+def f(x):
+    meta = json.dumps({"dtype": str(x.dtype)})  # CL118 on torch 2.13: Unsupported
+    return x * len(meta)
+''',
+    fix="Do the work outside the compiled function (before the call, or once at init), or with values Dynamo "
+        "can trace.",
+    invalid=('''
+import json, torch
+def f(x):
+    return x + len(json.dumps({"a": 1}))
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    valid=('''
+import json, torch
+META = json.dumps({"a": 1})
+def f(x):
+    return x + len(META)
+f_c = torch.compile(f, fullgraph=True)
+''',),
+)
+
+RULES = (MEASURED_STOP,)
