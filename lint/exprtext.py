@@ -56,6 +56,8 @@ def source(e, depth: int = 0) -> str:
         return f"*{source(e[1], d)}"
     if k == "func":
         return "lambda ..."
+    if k == "unknown" and len(e) > 1 and isinstance(e[1], str):
+        return e[1]  # a condition the walk states in words (the try body raised, which callee runs)
     return "..."
 
 

@@ -29,6 +29,8 @@ class Condition:
     polarity: bool = field(default=True, compare=False, repr=False)
 
     def opposes(self, other: "Condition") -> bool:
+        if self.expr[:1] == ("alternative",):
+            return False  # one of a call's several callees: folded only once every one is seen (reach)
         return (self.path, self.line, self.expr) == (other.path, other.line, other.expr) and \
             self.polarity != other.polarity and bool(self.expr)
 

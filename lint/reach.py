@@ -36,6 +36,7 @@ from .findings import Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
+from .summary import Guard
 from .values import (
     Class,
     Const,
@@ -100,6 +101,7 @@ class ReachStats:
 
 
 _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
+_ALT = "alternative"  # a guard: the call runs this one of its possible callees (_alternatives)
 
 MAX_CONST_PARAMS = 6
 MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
@@ -199,7 +201,8 @@ class Reach:
                     self.stats.unresolved_sites.add(key)
                     if len(self.stats.unresolved_samples) < 200:
                         self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
-        return [a for a in acts if a.kind != "unresolved"]
+        acts = [a for a in acts if a.kind != "unresolved"]
+        return acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site)
 
     def _classify(self, v, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)
@@ -423,7 +426,7 @@ class Reach:
         if res is not None and open_:
             mod = self.p.module(split_id(node.fid)[0])
             path = mod.path if mod else ""
-            res = tuple(Condition(path, g.line or act.line, condition_text(g), g.cond, g.polarity) for g in open_)
+            res = tuple(_condition(path, g, act) for g in open_)
         self._guard_memo[key] = res
         return res
 
@@ -437,6 +440,7 @@ class Reach:
         parent: dict = {}  # node -> None (an entry) or (caller node, action, the call's undecided conditions)
         prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
         conds_of: dict = {}  # node -> the undecided conditions on its path (empty for the certain ones)
+        alternatives_seen: dict = {}  # which callees of a many-callee call led to a node: _all_alternatives
         findings: list = []
         ctx = (parent, prefixes, region, region_ref)
 
@@ -453,6 +457,9 @@ class Reach:
 
         def take(node: Node, step, what, act: Action, conds: tuple) -> None:
             if step is _CHILD:
+                folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
+                if folded is not None:
+                    conds = folded
                 if what not in parent:
                     parent[what] = (node, act)
                     conds_of[what] = conds
@@ -786,6 +793,72 @@ def _text(e) -> str:
     if k == "sub":
         return f"{_text(e[1])}[...]"
     return f"<{k}>"
+
+
+def _loop_variable_receiver(func, scope: Scope) -> bool:
+    """``for layer in self.layers: layer(x)`` (or ``layer.step(x)``): the loop calls every element, not one of
+    them, so the several classes a container holds are no alternatives."""
+    while func[0] == "attr":
+        func = func[1]
+    if func[0] != "name" or scope.func is None:
+        return False
+    local = scope.func.locals
+
+    def loop_var(name: str) -> bool:
+        assigned = local.get(name)
+        return bool(assigned) and all(e[0] == "iter" for e in assigned)
+
+    def element(e) -> bool:  # `for i in range(n): layer = self.layers[i]` too
+        return e[0] == "iter" or e[0] == "sub" and e[2][0] == "name" and loop_var(e[2][1])
+
+    assigned = local.get(func[1])
+    return bool(assigned) and all(element(e) for e in assigned)
+
+
+def _alternatives(acts: list, site) -> list:
+    """A call that may run one of several functions (``self.quant_method.apply(...)`` with 23 quantization
+    methods in view, a registry lookup) runs one of them: each is entered only if the callee is that one, a
+    condition the walk cannot decide.  One function, whatever the receiver's class, is no alternative."""
+    targets = {a.target.id for a in acts if a.kind == "enter"}
+    if len(targets) < 2:
+        return acts
+    spelled = _text(site.func)
+    out = []
+    for a in acts:
+        if a.kind == "enter":
+            # ("unknown", text, ALT, the site, how many, which): Reach._undecided makes it a Condition that
+            # Reach._all_alternatives can fold once every one of the site's callees led to the same place
+            text = f"`{spelled}` is {split_id(a.target.id)[1]} (one of {len(targets)})"
+            why = Guard(("unknown", text, _ALT, (site.line, site.col, spelled), len(targets), a.target.id), True,
+                        site.line)
+            a = Action(a.kind, a.line, a.col, a.guards + (why,), a.target, a.rule, a.callee, a.detail, a.args,
+                       a.kwargs)
+        out.append(a)
+    return out
+
+
+def _condition(path: str, g: Guard, act: Action) -> Condition:
+    c = g.cond
+    if c[0] == "unknown" and len(c) == 6 and c[2] == _ALT:
+        # one of a call's callees: the site and their number are the branch, the callee is the way it goes
+        return Condition(path, g.line or act.line, c[1], (_ALT, path, c[3], c[4]), c[5])
+    return Condition(path, g.line or act.line, condition_text(g), g.cond, g.polarity)
+
+
+def _all_alternatives(seen: dict, node, conds: tuple) -> Optional[tuple]:
+    """``node`` reached under ``conds``; ``seen`` remembers, per (node, the other conditions, call site), which
+    callees of a site with several led here.  When every one of them has (``get_fp4_quantization_module``'s
+    ``backend_modules[backend]()``: each of the 8 generators probes ``nvcc``), the site's condition is no
+    condition: the other conditions are returned, else None."""
+    for c in conds:
+        if not (c.expr and c.expr[0] == _ALT):
+            continue
+        rest = tuple(x for x in conds if x is not c)
+        got = seen.setdefault((node, rest, c.expr), set())
+        got.add(c.polarity)
+        if len(got) >= c.expr[3]:
+            return rest
+    return None
 
 
 def _dedup(conds: tuple) -> tuple:

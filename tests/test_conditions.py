@@ -278,3 +278,56 @@ def test_a_validation_that_raises_is_assumed_to_pass(run_scan, tmp_path):
         ''')
     (f,) = [f for f in result.findings if f.severity != "note"]
     assert f.severity == "error" and f.certain
+
+
+
+ALTERNATIVES = '''
+import os, subprocess, torch
+
+def probe():
+    return subprocess.check_output(["nvcc", "--version"])
+
+class A:
+    def run(self, x):
+        probe()
+        return x
+
+class B:
+    def run(self, x):
+        {b_body}
+        return x + 1
+
+class C:
+    def run(self, x):
+        return x + 2
+
+def pick(flag):
+    return A() if flag == "a" else B() if flag == "b" else {last}()
+
+def f(x):
+    m = pick(os.environ.get("KIND"))
+    return m.run(x)
+
+def g(x):
+    for m in [A(), C()]:  # a loop calls every element: no alternative
+        x = m.run(x)
+    return x
+
+compiled = torch.compile({region}, fullgraph=True)
+'''
+
+
+def test_one_of_several_callees_is_a_condition_unless_every_one_leads_there(run_scan, tmp_path):
+    def probe(region, b_body="pass", last="C"):
+        source = ALTERNATIVES.replace("{b_body}", b_body).replace("{last}", last).replace("{region}", region)
+        (found,) = [f for f in _scan(run_scan, tmp_path, source).findings if f.callee == "subprocess.check_output"]
+        return found
+
+    only_a = probe("f")
+    assert only_a.severity == "warning"
+    assert [c.text for c in only_a.conditions] == ["`m.run` is A.run (one of 3)"]
+    assert probe("f", b_body="probe()").severity == "warning"  # two of the three lead there: still a condition
+    every = probe("f", b_body="probe()", last="A")  # A or B, and both probe
+    assert every.severity == "error" and not every.conditions
+    looped = probe("g")
+    assert looped.severity == "error" and not looped.conditions

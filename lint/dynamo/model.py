@@ -117,6 +117,8 @@ EXTERNAL_RETURNS = {
     "subprocess.Popen": "subprocess.Popen",
     "filelock.FileLock": "filelock.FileLock", "filelock.SoftFileLock": "filelock.FileLock",
     "tempfile.NamedTemporaryFile": "io.TextIOWrapper", "tempfile.TemporaryDirectory": "tempfile.TemporaryDirectory",
+    # its .major/.minor are what --target-arch says (lint/arch.py), also through a helper that returns it
+    "torch.cuda.get_device_properties": "torch.cuda.get_device_properties()",
 }
 # Methods that return a Path from a Path (pure path arithmetic).
 PATH_RETURNING_METHODS = frozenset({
