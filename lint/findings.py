@@ -16,6 +16,11 @@ class Frame:
     qualname: str
 
 
+# The kinds of condition stated by the walk rather than read from a guard (``Condition.expr[0]``): one of a
+# call's several callees (Reach's _alternatives), a wrapper its decorator installs on some paths only.
+ALTERNATIVE, CONDITIONAL_WRAPPER = "alternative", "conditional wrapper"
+
+
 @dataclass(frozen=True)
 class Condition:
     """A branch on the path to a hazard that the analyzer could not decide: the hazard is reached only if
@@ -29,7 +34,7 @@ class Condition:
     polarity: bool = field(default=True, compare=False, repr=False)
 
     def opposes(self, other: "Condition") -> bool:
-        if self.expr[:1] == ("alternative",):
+        if self.expr[:1] == (ALTERNATIVE,):
             return False  # one of a call's several callees: folded only once every one is seen (reach)
         return (self.path, self.line, self.expr) == (other.path, other.line, other.expr) and \
             self.polarity != other.polarity and bool(self.expr)

@@ -32,7 +32,7 @@ from compile_lint.rules.caching import RANDOM_FACTORIES
 from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
-from .findings import Condition, Finding, Frame, RegionRef
+from .findings import ALTERNATIVE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
@@ -47,7 +47,6 @@ from .values import (
     Instance,
     Op,
     Partial,
-    Unknown,
     ordered,
 )
 
@@ -101,7 +100,6 @@ class ReachStats:
 
 
 _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
-_ALT = "alternative"  # a guard: the call runs this one of its possible callees (_alternatives)
 
 MAX_CONST_PARAMS = 6
 MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
@@ -535,7 +533,7 @@ class Reach:
             return ()
         f = self.p.function(fv.id)
         mod = self.p.module(split_id(fv.id)[0])
-        return (Condition(mod.path if mod else "", f.line if f else 0, why),)
+        return (Condition(mod.path if mod else "", f.line if f else 0, why, (CONDITIONAL_WRAPPER, wid)),)
 
     def _steps(self, node: Node, predicates: dict, variant: tuple) -> list:
         """What visiting ``node`` does, in order: (_CHILD, child node, action, conditions), (_HAZARD, None,
@@ -816,7 +814,7 @@ def _loop_variable_receiver(func, scope: Scope) -> bool:
 
 
 def _alternatives(acts: list, site) -> list:
-    """A call that may run one of several functions (``self.quant_method.apply(...)`` with 23 quantization
+    """A call that may run one of several functions (``self.quant_method.apply(...)`` with 22 quantization
     methods in view, a registry lookup) runs one of them: each is entered only if the callee is that one, a
     condition the walk cannot decide.  One function, whatever the receiver's class, is no alternative."""
     targets = {a.target.id for a in acts if a.kind == "enter"}
@@ -829,8 +827,8 @@ def _alternatives(acts: list, site) -> list:
             # ("unknown", text, ALT, the site, how many, which): Reach._undecided makes it a Condition that
             # Reach._all_alternatives can fold once every one of the site's callees led to the same place
             text = f"`{spelled}` is {split_id(a.target.id)[1]} (one of {len(targets)})"
-            why = Guard(("unknown", text, _ALT, (site.line, site.col, spelled), len(targets), a.target.id), True,
-                        site.line)
+            why = Guard(("unknown", text, ALTERNATIVE, (site.line, site.col, spelled), len(targets), a.target.id),
+                        True, site.line)
             a = Action(a.kind, a.line, a.col, a.guards + (why,), a.target, a.rule, a.callee, a.detail, a.args,
                        a.kwargs)
         out.append(a)
@@ -839,9 +837,9 @@ def _alternatives(acts: list, site) -> list:
 
 def _condition(path: str, g: Guard, act: Action) -> Condition:
     c = g.cond
-    if c[0] == "unknown" and len(c) == 6 and c[2] == _ALT:
+    if c[0] == "unknown" and len(c) == 6 and c[2] == ALTERNATIVE:
         # one of a call's callees: the site and their number are the branch, the callee is the way it goes
-        return Condition(path, g.line or act.line, c[1], (_ALT, path, c[3], c[4]), c[5])
+        return Condition(path, g.line or act.line, c[1], (ALTERNATIVE, path, c[3], c[4]), c[5])
     return Condition(path, g.line or act.line, condition_text(g), g.cond, g.polarity)
 
 
@@ -851,7 +849,7 @@ def _all_alternatives(seen: dict, node, conds: tuple) -> Optional[tuple]:
     ``backend_modules[backend]()``: each of the 8 generators probes ``nvcc``), the site's condition is no
     condition: the other conditions are returned, else None."""
     for c in conds:
-        if not (c.expr and c.expr[0] == _ALT):
+        if not (c.expr and c.expr[0] == ALTERNATIVE):
             continue
         rest = tuple(x for x in conds if x is not c)
         got = seen.setdefault((node, rest, c.expr), set())

@@ -73,11 +73,11 @@ class CallMixin:
             for d in reversed(f.decorators):
                 cur = self.apply_decorator(self.eval(d, dscope), cur, dscope)
             funcs = [v for v in cur if isinstance(v, (Func, Op))]
-            result = funcs[0] if len(funcs) == 1 else base if not funcs else self._merge_wrapped(fid, funcs, f)
+            result = funcs[0] if len(funcs) == 1 else base if not funcs else self._merge_wrapped(fid, funcs)
         self._func_value_memo[fid] = result
         return result
 
-    def _merge_wrapped(self, fid: str, funcs: list, f: FunctionSummary):
+    def _merge_wrapped(self, fid: str, funcs: list):
         """Several values for one ``def``.  When they are the function itself with different decorator
         wrappers (a decorator that returns its wrapper on one path and the function on another), the result
         runs every wrapper, and those missing from some value are conditional (``conditional_wrappers``).
@@ -413,12 +413,9 @@ def _calls_name(func, name: str) -> bool:
     return func[0] == "attr" and func[1] == ("name", name) and func[2] in ("__wrapped__", "__call__", "__func__")
 
 
-WRAPPER_CONDITION_SUFFIX = "(decided at import)"
-
-
 def _wrapper_condition(wid: str) -> str:
     """How a finding names a wrapper that is installed on some paths only: by its decorator and its name."""
     qual = split_id(wid)[1]
     decorator = qual.split(".<locals>.")[0]
-    return f"@{decorator} installs its {qual.rsplit('.', 1)[-1]} {WRAPPER_CONDITION_SUFFIX}"
+    return f"@{decorator} installs its {qual.rsplit('.', 1)[-1]} (decided at import)"
 
