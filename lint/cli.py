@@ -15,6 +15,7 @@ import click
 from . import __version__
 from .config import remember_config_path, setting
 from .engine import ScanError, ScanOptions, scan
+from .program.facts import parse_assumption, parse_env
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -105,12 +106,25 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         public_api=list(click.get_current_context().meta.get("compile_lint.public_api", [])),
         jobs=click.get_current_context().meta.get("compile_lint.jobs"),
         respect_gitignore=not click.get_current_context().meta.get("compile_lint.no_gitignore", False),
+        assume=list(click.get_current_context().meta.get("compile_lint.assume", [])),
+        env=list(click.get_current_context().meta.get("compile_lint.env", [])),
+        env_complete=click.get_current_context().meta.get("compile_lint.env_complete", False),
     )
     if not no_cache:
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
     from .config import configure  # [tool.compile-lint] / --config: fills what the command line did not set
 
     return configure(opts)
+
+
+def _facts(param, values, parse) -> list:
+    """--assume / --env values parsed, or a usage error (exit 2) that names the bad one."""
+    from .program.facts import FactError
+
+    try:
+        return [parse(v) for v in values]
+    except FactError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 _scan_params = [
@@ -138,6 +152,17 @@ _scan_params = [
     click.option("--jobs", "-j", "jobs", type=click.IntRange(min=1), metavar="N", expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.jobs", v),
                  help="Processes that parse files before the walk (default: one per core)."),
+    click.option("--assume", "assume", multiple=True, metavar="EXPR=VALUE", expose_value=False,
+                 callback=lambda ctx, p, v: ctx.meta.__setitem__("compile_lint.assume", _facts(p, v, parse_assumption)),
+                 help="A fact about the deployment: EXPR (a name or attribute path, matched as a dotted suffix) "
+                      "has VALUE (a literal, a word, or the class of the objects it holds), e.g. "
+                      "server_args.quantization=modelopt_fp4, self.quant_method=ModelOptFp4LinearMethod."),
+    click.option("--env", "env", multiple=True, metavar="NAME=VALUE", expose_value=False,
+                 callback=lambda ctx, p, v: ctx.meta.__setitem__("compile_lint.env", _facts(p, v, parse_env)),
+                 help="An environment variable the deployment sets (Dynamo reads it at trace time)."),
+    click.option("--env-complete", is_flag=True, expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.env_complete", v),
+                 help="The --env variables are the deployment's whole environment: any other is unset."),
     click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
     click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),

@@ -48,6 +48,9 @@ class Config:
     entry_points: list = field(default_factory=list)
     region_models: list = field(default_factory=list)  # FrameworkModel
     models: list = field(default_factory=list)  # model classes served (registry fallbacks, like --model)
+    assume: list = field(default_factory=list)  # Assumption (lint/program/facts.py)
+    env: list = field(default_factory=list)  # (name, value)
+    env_complete: bool = False
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     fix_in: list = field(default_factory=list)
@@ -211,7 +214,7 @@ def _resolve(base: Path, p: str) -> Path:
 
 KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "entry-points", "region-models",
         "target-arch", "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline",
-        "fix", "models", "strict")
+        "fix", "models", "strict", "assume", "env", "env-complete")
 # [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
 FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
 
@@ -311,7 +314,29 @@ def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") ->
         _fix_table(path, t["fix"], cfg)
     if "models" in t:
         cfg.models = _str_list(path, "models", t["models"])
+    _facts_keys(path, t, cfg)
     return cfg
+
+
+def _facts_keys(path, t: dict, cfg: Config) -> None:
+    """``assume = {"server_args.quantization" = "modelopt_fp4"}``, ``env = {"FLASHINFER_X" = "1"}``,
+    ``env-complete = true``: the user's facts about the deployment (lint/program/facts.py)."""
+    from .program.facts import FactError, parse_assumption, parse_env
+
+    for key, parse in (("assume", parse_assumption), ("env", parse_env)):
+        if key not in t:
+            continue
+        if not isinstance(t[key], dict):
+            _err(path, key, f'expected a table of "{"EXPR" if key == "assume" else "NAME"}" = value')
+        try:
+            got = [parse(k, v) for k, v in t[key].items()]
+        except FactError as e:
+            _err(path, key, str(e))
+        setattr(cfg, key, got)
+    if "env-complete" in t:
+        if not isinstance(t["env-complete"], bool):
+            _err(path, "env-complete", f"expected true or false, got {t['env-complete']!r}")
+        cfg.env_complete = t["env-complete"]
 
 
 # ------------------------------------------------------------------------------------------- applying
@@ -364,6 +389,12 @@ def apply_config(opts, cfg: Config, given: set):
         opts.search_path = list(opts.search_path) + [p for p in cfg.search_path if p not in opts.search_path]
     if "python" not in given and cfg.python:
         opts.python = cfg.python
+    if hasattr(opts, "assume"):  # the command line's facts win over the file's for the same EXPR / NAME
+        have = {a.expr for a in opts.assume}
+        opts.assume = [a for a in cfg.assume if a.expr not in have] + list(opts.assume)
+        have = {n for n, _ in opts.env}
+        opts.env = [e for e in cfg.env if e[0] not in have] + list(opts.env)
+        opts.env_complete = opts.env_complete or cfg.env_complete
     if cfg.per_file_ignores and hasattr(opts, "per_file_ignores"):
         opts.per_file_ignores = list(getattr(opts, "per_file_ignores") or []) + list(cfg.per_file_ignores)
     return opts

@@ -21,6 +21,7 @@ from .findings import CONDITIONAL_WRAPPER, SEVERITY_ORDER, Finding
 from .index import decode_source, index_source
 from .parallel import YOURS, default_jobs, prefetch
 from .program import ModuleLocator, Program
+from .program.facts import UserFacts
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, RegionFinder
 from .summary import ModuleSummary
@@ -66,6 +67,11 @@ class ScanOptions:
     use_result_cache: bool = False
     # keep every path the walk found to each hazard (result.paths_by_hazard), not only the reported shortest one
     keep_paths_by_hazard: bool = False
+    # the user's facts (lint/program/facts.py): --assume EXPR=VALUE as Assumptions, --env as (name, value),
+    # and whether the listed variables are the deployment's whole environment (--env-complete)
+    assume: list = field(default_factory=list)
+    env: list = field(default_factory=list)
+    env_complete: bool = False
 
 
 @dataclass
@@ -221,7 +227,8 @@ def _scan(options: ScanOptions) -> ScanResult:
             cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
             cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
             return cached
-    program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys())
+    facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete)
+    program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
     wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
@@ -294,6 +301,8 @@ def _scan(options: ScanOptions) -> ScanResult:
         "findings_conditional": sum(1 for f in findings if f.conditions),
         "suppressed": len(suppressed),
     }
+    if facts:  # what each of the user's facts decided: an assumption that matched nothing is a typo to see
+        stats["facts"] = facts.header_lines()
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
                         program, suppressed, coverage=cov, scanned_files=scanned_files)
     result.unresolved_samples = reach.stats.unresolved_samples
@@ -386,7 +395,8 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
         options.use_environment, tuple(options.entries), tuple(options.select), tuple(options.ignore),
         tuple(options.exclude), options.respect_gitignore, repr(options.framework_models), tuple(options.region_markers),
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
-        options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules))
+        options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules,
+        tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete))
 
 
 def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scanned: dict, program: Program,

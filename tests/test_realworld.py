@@ -102,6 +102,26 @@ def test_seed_era_target_arch_decides_the_binding(cache_dir):
     assert not any("gen_fp4_quantization_sm100_module" in _names(f) for f in chain)
 
 
+def test_seed_era_is_an_error_once_the_deployment_is_named(cache_dir):
+    """Issue [B]'s acceptance: the user says what the code cannot (a dense layer, the NVFP4 method: what an
+    NVFP4 checkpoint makes sglang pick), and the seed chain is an error again -- its first hazard, the loader's
+    ``Path.exists``, unconditional -- while the cold-cache-only hazards behind it stay warnings that name
+    their condition (``not self.is_aot``)."""
+    from compile_lint.program.facts import parse_assumption
+
+    site = _site("seed")
+    facts = [parse_assumption("self.mlp=DeepseekV2MLP"), parse_assumption("self.quant_method=ModelOptFp4LinearMethod")]
+    result = _scan(site, SEED_RUNNER, cache_dir, target_arch="sm120", assume=facts)
+    chain = _seed_chain(result.findings)
+    errors = {(Path(f.path).name, f.callee) for f in chain if f.severity == "error"}
+    assert ("core.py", "pathlib.Path.exists") in errors and ("cpp_ext.py", "subprocess.check_output") in errors
+    assert all(not f.conditions for f in chain if f.severity == "error")
+    lock = [f for f in chain if f.callee == "filelock.FileLock"]
+    assert lock and all(f.severity == "warning" for f in lock)
+    assert "not self.is_aot" in [c.text for c in lock[0].conditions]
+    assert all("chose" in line for line in result.stats["facts"]), result.stats["facts"]
+
+
 def test_fixed_era_has_no_finding_through_the_registered_op(cache_dir, capsys):
     site = _site("fixed")
     result = _scan(site, SEED_RUNNER, cache_dir, target_arch="sm120")

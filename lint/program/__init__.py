@@ -14,6 +14,7 @@ is a mixin in its own module.
 - ``classes.py``   MRO, members, subclasses, abstract dispatch
 - ``calls.py``     decorators, argument binding, call results, external calls
 - ``guards.py``    three-valued truth of conditions; whether guards may hold
+- ``facts.py``     the user's facts (--assume, --env): expressions and environment variables with known values
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
     """The state every pass shares: loaded summaries, the memo tables, the recursion guard (``_active``) and
     the scan counters.  The mixins hold the passes; none keeps state of its own."""
 
-    def __init__(self, locator: ModuleLocator, load_summary: Callable, arch=None, scanned_modules=()):
+    def __init__(self, locator: ModuleLocator, load_summary: Callable, arch=None, scanned_modules=(), facts=None):
         self.locator = locator
         self._load_summary = load_summary  # (name, path, is_package) -> ModuleSummary
         self.modules: dict = {}
@@ -45,6 +46,7 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         self.stats = Stats()
         self.scanned_modules = frozenset(scanned_modules)
         self.arch = arch  # optional ArchFacts (--target-arch): folds device queries into constants
+        self.facts = facts  # optional UserFacts (--assume, --env): the user's word on the deployment (facts.py)
         self.foreign_origins = _foreign_origins()
         self._global_memo: dict = {}
         self._eval_memo: dict = {}

@@ -29,6 +29,7 @@ from ..values import (
     TupleVal,
     Unknown,
 )
+from .facts import UNSET
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
@@ -269,6 +270,25 @@ class CallMixin:
             return frozenset({Unknown("foreign result")})
         return frozenset({Unknown("call")})
 
+    def _env_read(self, args, kwargs, scope: Scope) -> Optional[frozenset]:
+        """``os.environ.get(NAME[, default])`` / ``os.getenv`` under the user's ``--env`` facts: the value the
+        deployment sets; the default where ``--env-complete`` says the variable is unset; None: not known."""
+        keys = self._arg_values(args, scope, 0)
+        key = next(iter(keys)) if len(keys) == 1 else None
+        if not isinstance(key, Const) or not isinstance(key.value, str):
+            return None
+        got = self.facts.env_value(key.value)
+        if got is None:
+            return None
+        if got is UNSET:
+            if len(args) >= 2:
+                return self._arg_values(args, scope, 1)
+            for k, x in kwargs:
+                if k == "default":
+                    return x[1] if x[0] == "__value__" else self.eval(x, scope)
+            return frozenset({Const(None)})
+        return frozenset({Const(got)})
+
     @staticmethod
     def _widened(bindings: dict) -> dict:
         """The bindings that stay in a widened call context: all but the arguments known only as unknowns or
@@ -327,6 +347,10 @@ class CallMixin:
             return frozenset({External(name)})  # a decorator factory: applying it later does the work
         if name in model.OP_REGISTRATION_CALLS:
             return frozenset({Op(name)})
+        if name in ("os.getenv", "os.environ.get") and self.facts and args:
+            read = self._env_read(args, kwargs, scope)
+            if read is not None:
+                return read
         if name == "functools.partial":
             rest = tuple(self._arg_values(args, scope, i) for i in range(1, len(args)))
             kw = tuple((k, x[1] if x[0] == "__value__" else self.eval(x, scope)) for k, x in kwargs if k)

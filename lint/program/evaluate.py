@@ -54,6 +54,15 @@ class EvaluatorMixin:
         k = expr[0]
         if k == "const":
             return self._interned(frozenset({Const(expr[1])}))
+        if self.facts:  # --assume: the user's word on what an expression is (program/facts.py)
+            a = self.facts.assumption_for(expr)
+            if a is not None:
+                vals = EMPTY if a.is_literal else self._eval_as_written(expr, scope)
+                return self._interned(self.facts.apply(a, vals, self.subclasses))
+        return self._eval_as_written(expr, scope)
+
+    def _eval_as_written(self, expr, scope: Scope) -> frozenset:
+        k = expr[0]
         if scope.bindings:
             scope = self._narrowed(expr, scope)
         if k == "name":
@@ -377,11 +386,23 @@ class EvaluatorMixin:
                     except (KeyError, IndexError, TypeError):
                         pass
                 out.add(Unknown("subscript"))
+            elif isinstance(v, External) and v.name == "os.environ" and self.facts and \
+                    (read := self._environ_item(key_expr, scope)) is not None:
+                out |= read
             elif isinstance(v, (External, Class)) or isinstance(v, ExternalInstance) and v.type.startswith("typing"):
                 out.add(v)  # typing generics: List[int] -> the origin
             else:
                 out.add(Unknown("subscript"))
         return frozenset(out)
+
+    def _environ_item(self, key_expr, scope: Scope) -> Optional[frozenset]:
+        """``os.environ[NAME]`` where the user's ``--env`` sets NAME (an unset one raises: no value)."""
+        keys = self.eval(key_expr, scope)
+        key = next(iter(keys)) if len(keys) == 1 else None
+        if not isinstance(key, Const) or not isinstance(key.value, str):
+            return None
+        got = self.facts.env_value(key.value)
+        return frozenset({Const(got)}) if isinstance(got, str) else None
 
     # ------------------------------------------------------------- attributes
     def attr(self, v, name: str) -> frozenset:

@@ -10,6 +10,7 @@ from typing import Optional
 from ..dynamo import model
 from ..summary import RAISES
 from ..values import Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
+from .facts import UNSET
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
@@ -81,12 +82,23 @@ class GuardMixin:
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
                 return verdicts.pop() if len(verdicts) == 1 else None
+            if e[2][0][0] in ("In", "NotIn") and self.facts and len(left) == 1 and \
+                    right == frozenset({External("os.environ")}):
+                present = self._env_present(next(iter(left)))
+                if present is not None:  # `"FLASHINFER_X" in os.environ` under the user's --env facts
+                    return present if e[2][0][0] == "In" else not present
             if e[2][0][0] in ("In", "NotIn") and left and all(isinstance(x, Const) for x in left) and len(right) == 1:
                 keys = _literal_keys(next(iter(right)))
                 if keys is not None:  # `backend in backend_modules`, a dict or tuple literal
                     verdicts = {_compare(e[2][0][0], a.value, keys) for a in left}
                     return verdicts.pop() if len(verdicts) == 1 else None
         return None
+
+    def _env_present(self, key) -> Optional[bool]:
+        if not isinstance(key, Const) or not isinstance(key.value, str):
+            return None
+        got = self.facts.env_value(key.value)
+        return None if got is None else got is not UNSET
 
     def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
         """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:

@@ -177,6 +177,10 @@ def to_text(result: ScanResult, show_paths: bool = True, color: bool = False, st
         if len(points) > 20:
             lines.append(f"  ... and {len(points) - 20} more")
         lines.append("")
+    if result.stats.get("facts"):
+        lines.append("Facts assumed (--assume, --env, [tool.compile-lint] assume/env):")
+        lines += [f"  {line}" for line in result.stats["facts"]]
+        lines.append("")
     cov = result.coverage
     if cov is not None:
         from ..coverage import text_lines
