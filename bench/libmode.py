@@ -36,6 +36,10 @@ def main() -> int:
     print("  " + s.line())
     for m in s.misses:
         print("  " + m)
+    if s.wrong_first:
+        print("where the first hazard shown is not Dynamo's stop:")
+        for m in s.wrong_first:
+            print("  " + m)
     return 0
 
 

@@ -17,7 +17,8 @@ from typing import Callable, Optional
 
 from .cache import SummaryCache
 from .discover import discover
-from .findings import CONDITIONAL_WRAPPER, SEVERITY_ORDER, Finding
+from .findings import SEVERITY_ORDER, Finding
+from .firsthazard import breaks, first_hazard
 from .index import decode_source, index_source
 from .parallel import YOURS, default_jobs, prefetch
 from .program import ModuleLocator, Program
@@ -256,7 +257,7 @@ def _scan(options: ScanOptions) -> ScanResult:
                             follow=likely_region_file)
     # --- end of: which files to parse ---
     try:
-        regions, merged, first_hazard, reach = _find_and_walk(
+        regions, merged, first_hazards, reach = _find_and_walk(
             options, program, finder, candidates, search_path, trace_rules, progress,
             parsed=lambda: loader.parsed + loader.ahead.indexed)
     except BaseException:
@@ -277,7 +278,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     # regions without a function to walk are in the coverage, with their reason; library mode's table is
     # keyed by region index
     kept = [i for i, r in enumerate(regions) if r.entries]
-    first_hazard = {new: first_hazard[old] for new, old in enumerate(kept) if old in first_hazard}
+    first_hazards = {new: first_hazards[old] for new, old in enumerate(kept) if old in first_hazards}
     regions = [regions[i] for i in kept]
     problems = list(disc.problems) + loader.problems + cache.problems + list(program.stats.parse_errors)
     stats = {
@@ -306,7 +307,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
                         program, suppressed, coverage=cov, scanned_files=scanned_files)
     result.unresolved_samples = reach.stats.unresolved_samples
-    result.first_hazard = first_hazard
+    result.first_hazard = first_hazards
     result.paths_by_hazard = merged.paths_by_hazard
     if results is not None:
         result.stats["result_cache"] = "miss"
@@ -343,22 +344,22 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     merged = _Merged(options.keep_paths_by_hazard)
     # region index -> its most direct error (library mode's table); failing that, its most direct break behind
     # undecided conditions (the API is unsafe when they hold)
-    first_hazard: dict = {}
+    first_hazard_of: dict = {}
 
     def walk(found: list) -> None:
         for r in found:
             i = len(regions)
             regions.append(r)
             hazards = reach.walk(r)
-            worst = [f for f in hazards if f.severity == "error"] or [f for f in hazards if _conditional_break(f)]
-            if worst:
-                # the one Dynamo meets first: the fewest undecided branches, then the order the code runs in
-                # (against the H200, FlashInfer 0.7.2: the first hazard shown is Dynamo's stop for 40 of 56
-                # failing APIs, 4 when it was the shortest path).  A wrapper installed only by a non-default
-                # configuration (API logging, when FLASHINFER_LOGLEVEL is set at import) ranks last.
-                first_hazard[i] = min(worst, key=lambda f: (any(c.expr[:1] == (CONDITIONAL_WRAPPER,)
-                                                                for c in f.conditions),
-                                                            len(f.conditions), _execution_order(f), f.path, f.line))
+            if r.kind == "public-api" and len(breaks(hazards)) > 1:
+                # library mode shows the hazard Dynamo meets first on the call users make (lint/firsthazard.py):
+                # against the H200, FlashInfer 0.7.2's shown hazard is Dynamo's stop for 46 of 56 failing APIs
+                # (40 without the default call and the order of two calls on one line)
+                f = first_hazard(hazards, reach.walk(r, default_call=True))
+            else:
+                f = first_hazard(hazards)
+            if f is not None:
+                first_hazard_of[i] = f
             merged.add(hazards)
 
     progress("scan", done=0, total=len(candidates))
@@ -377,7 +378,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
             raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
                             f"search path)")
         walk([r])
-    return regions, merged, first_hazard, reach
+    return regions, merged, first_hazard_of, reach
 
 
 def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
@@ -413,26 +414,6 @@ def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scann
     plain.program = None  # the program (every summary, every memo) is what a hit saves rebuilding
     plain.paths_by_hazard = None
     results.store(plain, all_paths, [(f.module, f.path, f.is_package) for f in disc.files], loaded, dirs)
-
-
-def _execution_order(f: Finding) -> tuple:
-    """Where a hazard comes in the order the region runs, from its path: at the first function where two paths
-    part, the earlier line runs first, and on one line the call leading deeper (``get_module().run(x)``: the
-    loader runs before the call on its result)."""
-    frames = f.trace
-    if not frames:
-        return ()
-    return tuple((fr.line, 0) for fr in frames[:-1]) + ((frames[-1].line, 1),)
-
-
-def _conditional_break(f: Finding) -> bool:
-    """A warning only for its conditions: where they hold, the hazard stops Dynamo like an error."""
-    from compile_lint.rules import ALL_RULES
-
-    from .ruledef import BREAK
-
-    rule = ALL_RULES.get(f.rule)
-    return f.severity == "warning" and bool(f.conditions) and rule is not None and rule.kind == BREAK
 
 
 class _Merged:

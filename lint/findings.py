@@ -14,6 +14,8 @@ class Frame:
     path: str
     line: int
     qualname: str
+    # where the call leading on ends (line, column): the order of two calls on one line (lint/firsthazard.py)
+    end: tuple = field(default=(), compare=False, repr=False)
 
 
 # The kinds of condition stated by the walk rather than read from a guard (``Condition.expr[0]``): one of a

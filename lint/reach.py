@@ -76,6 +76,9 @@ class Action:
     detail: str = ""
     args: tuple = ()  # the call's argument expressions (enter actions), for constant propagation
     kwargs: tuple = ()
+    # where the call's expression ends: Python calls what a line holds in the order their expressions end
+    # (`gen_module(...).build_and_load()`: the generator first), so it orders two hazards on one line
+    end: tuple = ()
 
 
 @dataclass
@@ -208,7 +211,7 @@ class Reach:
         for i, a in enumerate(acts):
             if a.kind == "enter":
                 acts[i] = Action(a.kind, a.line, a.col, a.guards, a.target, a.rule, a.callee, a.detail,
-                                 site.args, site.kwargs)
+                                 site.args, site.kwargs, (site.end_line, site.end_col))
         return acts
 
     def _classify_value(self, v, site, scope: Scope, at) -> list:
@@ -428,9 +431,11 @@ class Reach:
         self._guard_memo[key] = res
         return res
 
-    def walk(self, region: Region, visited: Optional[set] = None) -> list:
+    def walk(self, region: Region, visited: Optional[set] = None, default_call: bool = False) -> list:
         """The findings of one region.  ``visited``, when given, receives the id of every function the walk
-        enters (the real-code suite compares it with what Dynamo traced: tests/realcode/)."""
+        enters (the real-code suite compares it with what Dynamo traced: tests/realcode/).  ``default_call``:
+        the entry called with its required arguments only, its optional parameters at their defaults
+        (library mode asks which hazard such a call meets first)."""
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
         variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
@@ -489,7 +494,7 @@ class Reach:
 
         # phase 1: what every trace of the region meets
         queue: deque = deque()
-        entries = self._entry_nodes(region)
+        entries = self._entry_nodes(region, default_call)
         for n, conds in entries:
             if n not in parent and not conds:
                 parent[n] = None
@@ -512,18 +517,30 @@ class Reach:
                 visit(queue.popleft(), False, deferred)
         return findings + _fold_alternatives(findings, redo)
 
-    def _entry_nodes(self, region: Region) -> list:
+    def _entry_nodes(self, region: Region, default_call: bool = False) -> list:
         """The compiled functions, and the wrappers their decorators put around them: compiling a decorated
         ``forward`` traces the wrapper first (transformers' ``merge_with_config_defaults``, whose
         ``logger.warning_once`` stops Dynamo under gradient checkpointing)."""
         out = []
         for fid, self_cls in region.entries:
-            out.append((Node(fid, self_cls), ()))
+            out.append((Node(fid, self_cls, consts=self._default_consts(fid, self_cls) if default_call else ()), ()))
             fv = self.p.function_value(fid, Scope(split_id(fid)[0]))
             if isinstance(fv, Func) and fv.id == fid:
                 out += [(Node(w, self._wrapper_self(w, Func(fid, self_cls))), self._wrapper_conditions(fv, w))
                         for w in fv.wrappers]
         return out
+
+    def _default_consts(self, fid: str, self_cls: Optional[str]) -> tuple:
+        """An entry's optional parameters whose defaults are constants, as a node's bound constants."""
+        f = self.p.function(fid)
+        if f is None or not f.defaults:
+            return ()
+        out = []
+        for name in sorted(f.defaults):
+            vals = self.p.eval(f.defaults[name], Scope(split_id(fid)[0]))
+            if len(vals) == 1 and all(isinstance(v, Const) and _simple_const(v.value) for v in vals):
+                out.append((name, (next(iter(vals)).value,)))
+        return tuple(out)  # all of them: one node per entry, not one per call site (MAX_CONST_PARAMS)
 
     def _wrapper_conditions(self, fv, wid: str) -> tuple:
         """The condition of entering wrapper ``wid`` of ``fv``: none, unless its decorator installs it on some
@@ -723,10 +740,10 @@ class Reach:
         prefix, cached = self._prefix(node, parent, prefixes)
         return list(prefix) + [self._frame(node, line)], list(cached)
 
-    def _frame(self, node: Node, line: int) -> Frame:
+    def _frame(self, node: Node, line: int, end: tuple = ()) -> Frame:
         mod = self.p.module(split_id(node.fid)[0])
         f = self.p.function(node.fid)
-        return Frame(mod.path if mod else "", line, f.qualname if f else split_id(node.fid)[1])
+        return Frame(mod.path if mod else "", line, f.qualname if f else split_id(node.fid)[1], end)
 
     def _prefix(self, node: Node, parent: dict, prefixes: dict) -> tuple:
         """(frames from the region down to ``node``'s caller, indices of the frames entered through a cached
@@ -745,7 +762,7 @@ class Reach:
             frames, cached = prefixes[prev]
             if act.target is not None and "cached" in getattr(act.target, "flags", ()):
                 cached = cached + (len(frames) + 1,)  # n's own frame: it was entered as a cached loader
-            prefixes[n] = (frames + (self._frame(prev, act.line),), cached)
+            prefixes[n] = (frames + (self._frame(prev, act.line, act.end),), cached)
         return prefixes[node]
 
     def _fix_point(self, frames, cached_idx, region: Region) -> str:
@@ -830,7 +847,7 @@ def _alternatives(acts: list, site) -> list:
             why = Guard(("unknown", text, ALTERNATIVE, (site.line, site.col, spelled), len(targets), a.target.id),
                         True, site.line)
             a = Action(a.kind, a.line, a.col, a.guards + (why,), a.target, a.rule, a.callee, a.detail, a.args,
-                       a.kwargs)
+                       a.kwargs, a.end)
         out.append(a)
     return out
 

@@ -110,3 +110,58 @@ def test_a_wrapper_installed_on_one_path_is_a_condition_of_what_it_reaches(tmp_p
     conditional = by_wrapper["api.<locals>.wrapper"]
     assert conditional.severity == "warning"
     assert [c.text for c in conditional.conditions] == ["@api installs its wrapper (decided at import)"]
+
+
+MODULES = '''
+import functools, os
+
+class Spec:
+    def build_and_load(self):
+        if os.path.exists("/aot/mod.so"):  # the loader's probe: after the generator, on every call
+            return self
+        return self
+
+def gen_decode_module():
+    with open("/csrc/decode.jinja") as f:  # the generator reads its template first
+        f.read()
+    return Spec()
+
+def gen_prefill_module():
+    with open("/csrc/prefill.jinja") as f:
+        f.read()
+    return Spec()
+
+@functools.cache
+def get_decode_module():
+    return gen_decode_module().build_and_load()
+
+@functools.cache
+def get_prefill_module():
+    return gen_prefill_module().build_and_load()
+
+def single_decode(q, use_tensor_cores=False):
+    if use_tensor_cores:
+        get_prefill_module()
+    else:
+        get_decode_module()
+    os.path.exists("/tmp/flag")  # an error of every call, met after the module is built
+    return q
+'''
+
+
+def test_the_hazard_shown_is_the_first_on_the_call_with_the_defaults(tmp_path):
+    """FlashInfer 0.7.2.post1's ``single_decode_with_kv_cache``: on the H200 Dynamo stopped at the decode
+    generator's template ``open`` (the default ``use_tensor_cores=False``), not at the loader's ``Path.exists``
+    that every branch reaches, and not in the prefill branch that comes first in the file.  Of two calls on one
+    line (``gen_decode_module().build_and_load()``) the generator runs first."""
+    pkg = tmp_path / "attn"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .ops import single_decode\n__all__ = ['single_decode']\n")
+    (pkg / "ops.py").write_text(textwrap.dedent(MODULES))
+    result = scan(ScanOptions(paths=[pkg], search_path=[tmp_path], use_environment=False, cache_dir=None,
+                              public_api=["attn"]))
+    v = next(v for v in verdicts(result) if v.api == "attn.ops.single_decode")
+    assert v.status == "unsafe"  # the last line's probe is on every call
+    f = v.first_hazard
+    assert (f.callee, f.line) == ("builtins.open", 11), (f.callee, f.line)
+    assert [fr.qualname for fr in f.trace][-2:] == ["get_decode_module", "gen_decode_module"]

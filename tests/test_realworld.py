@@ -203,8 +203,8 @@ def test_library_mode_on_flashinfer(flashinfer_table):
 def test_library_mode_against_the_gpu(flashinfer_table):
     """The table against Dynamo on the H200 (tests/realworld/gpu_truth/, 82 APIs of flashinfer 0.7.2.post1).
     Measured 2026-12-01: precision 98.0% (50/51), recall 89.3% (50/56); the first hazard shown is the line
-    Dynamo stopped at for 40 of the 56 (4 when the table showed the shortest path; 42 before a call's several
-    possible callees were conditions)."""
+    Dynamo stopped at for 46 of the 56 (4 when the table showed the shortest path; 40 before the call with the
+    defaults and the order of two calls on one line: lint/firsthazard.py)."""
     from realworld.libmode_truth import load_truth, score
 
     site, table = flashinfer_table
@@ -214,5 +214,5 @@ def test_library_mode_against_the_gpu(flashinfer_table):
     assert s.true_unsafe + s.missed_unsafe == 56 and s.true_safe + s.false_unsafe == 26  # the truth itself
     assert s.precision >= 0.98
     assert s.recall >= 0.89
-    assert s.first_is_stop >= 40
+    assert s.first_is_stop >= 46
 

@@ -78,3 +78,34 @@ def test_the_wrapper_a_decorator_puts_around_the_compiled_forward_is_traced(run_
     (f,) = [f for f in result.findings if f.severity != "note"]
     assert f.callee == "logging.Logger.warning" and f.conditions[0].text == "self.training"
     assert f.trace[-1].qualname == "merge_with_config_defaults.<locals>.wrapper"
+
+
+def test_a_parameter_reassigned_in_the_body_has_the_assigned_value_too(run_scan, tmp_path):
+    """FlashInfer 0.7.2.post1's `single_prefill_with_kv_cache(..., backend="auto")` does
+    `if backend == "auto": backend = determine_attention_backend(...)` and dispatches on the result; with
+    the parameter bound to the constant passed ("auto"), the reassignment was lost and the dispatch looked
+    dead (`if backend == "auto": raise`), hiding the module generator's template `open`."""
+    result = _scan(run_scan, tmp_path, '''
+        import torch
+
+        def determine(x):
+            return "fa2" if x.is_cuda else "fa3"
+
+        def gen(backend):
+            if backend == "auto":
+                raise ValueError("backend should not be auto here")
+            with open("/tmp/template.jinja") as f:
+                return f.read()
+
+        def api(x, backend="auto"):
+            if backend == "auto":
+                backend = determine(x)
+            gen(backend)
+            return x
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return api(x)
+        ''')
+    got = [f for f in result.findings if f.callee == "builtins.open"]
+    assert got and got[0].line == 10, [(f.callee, f.line) for f in result.findings]

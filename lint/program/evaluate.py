@@ -46,7 +46,7 @@ class EvaluatorMixin:
     and attribute access on every kind of value (attr)."""
 
     # ------------------------------------------------------------ expressions
-    def eval(self, expr, scope: Scope) -> frozenset:
+    def eval(self, expr, scope: Scope, assumed: bool = True) -> frozenset:
         if expr is None:
             return UNKNOWN
         # Names and constants are not memoised here: a name has its own memo tables (locals, globals) and a
@@ -54,15 +54,11 @@ class EvaluatorMixin:
         k = expr[0]
         if k == "const":
             return self._interned(frozenset({Const(expr[1])}))
-        if self.facts:  # --assume: the user's word on what an expression is (program/facts.py)
+        if assumed and self.facts:  # --assume: the user's word on what an expression is (program/facts.py)
             a = self.facts.assumption_for(expr)
             if a is not None:
-                vals = EMPTY if a.is_literal else self._eval_as_written(expr, scope)
+                vals = EMPTY if a.is_literal else self.eval(expr, scope, assumed=False)
                 return self._interned(self.facts.apply(a, vals, self.subclasses))
-        return self._eval_as_written(expr, scope)
-
-    def _eval_as_written(self, expr, scope: Scope) -> frozenset:
-        k = expr[0]
         if scope.bindings:
             scope = self._narrowed(expr, scope)
         if k == "name":

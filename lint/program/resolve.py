@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import FunctionSummary, ModuleSummary
-from ..values import EMPTY, Class, External, ExternalInstance, Instance, Module, Unknown
+from ..values import EMPTY, Class, Const, External, ExternalInstance, Instance, Module, Unknown
 from .locator import BUILTIN_NAMES
 from .scope import Scope, _fixed
 
@@ -151,26 +151,35 @@ class ResolverMixin:
         while s is not None and s.func is not None:
             f = s.func
             if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
-                return self.param_value(name, s)
+                got = self.param_value(name, s)
+                if name in f.locals and got and all(isinstance(v, Const) for v in got):
+                    # reassigned in the body (`if backend == "auto": backend = pick()`): the constant passed
+                    # or the value assigned -- a constant argument must not hide what the body makes of it
+                    got = got | self._local_value(name, s)
+                return got
             if name in f.locals:
-                key = ("local", s.key(), name)
-                if key in self._eval_memo:
-                    return self._eval_memo[key]
-                if key in self._active:
-                    return EMPTY
-                self._active.add(key)
-                try:
-                    out = frozenset().union(*(self.eval(e, s) for e in f.locals[name]))
-                finally:
-                    self._active.discard(key)
-                if s.memoizable:
-                    out = self._eval_memo[key] = self._interned(out)
-                return out
+                return self._local_value(name, s)
             if f.parent is None:
                 break
             parent_id = f"{s.module}:{f.parent}"
             s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls, s.closure, s.depth)
         return self.resolve_global(scope.module, name)
+
+    def _local_value(self, name: str, s: Scope) -> frozenset:
+        """Every value the function's assignments to ``name`` may give it (flow-insensitive)."""
+        key = ("local", s.key(), name)
+        if key in self._eval_memo:
+            return self._eval_memo[key]
+        if key in self._active:
+            return EMPTY
+        self._active.add(key)
+        try:
+            out = frozenset().union(*(self.eval(e, s) for e in s.func.locals[name]))
+        finally:
+            self._active.discard(key)
+        if s.memoizable:
+            out = self._eval_memo[key] = self._interned(out)
+        return out
 
     def param_value(self, name: str, s: Scope) -> frozenset:
         f = s.func

@@ -47,6 +47,7 @@ class LibmodeScore:
     missed_unsafe: int = 0
     first_is_stop: int = 0  # unsafe APIs whose first shown hazard is the line Dynamo stopped at
     misses: list = field(default_factory=list)
+    wrong_first: list = field(default_factory=list)  # unsafe, rightly, but the first hazard shown is elsewhere
 
     @property
     def precision(self) -> float:
@@ -76,8 +77,11 @@ def score(table: dict, truth: dict, rel) -> LibmodeScore:
         if predicted == want == "unsafe":
             s.true_unsafe += 1
             f = v.first_hazard
-            if stop is not None and f"{rel(f.path)}:{f.line}" == stop:
+            shown = f"{rel(f.path)}:{f.line}"
+            if stop is not None and shown == stop:
                 s.first_is_stop += 1
+            else:
+                s.wrong_first.append(f"{api}: first shown {shown} ({f.callee}), Dynamo stops at {stop}")
         elif predicted == "unsafe":
             s.false_unsafe += 1
             s.misses.append(f"{api}: predicted {v.status}, compiles on the H200")

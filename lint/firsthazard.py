@@ -1,0 +1,78 @@
+"""Which hazard of a region Dynamo meets first: the one library mode shows for an API.
+
+Dynamo stops at the first hazard on the one path it traces, so the hazard shown should be that one.  Two
+things decide it, in this order:
+
+1. **The call users make.**  The public API is called with its required arguments and its optional ones at
+   their defaults (the GPU harness does; so do most callers).  The region is walked once more so
+   (``Reach.walk(default_call=True)``), and what that walk reaches comes first: on FlashInfer's
+   ``single_decode_with_kv_cache`` the ``use_tensor_cores=False`` branch builds the decode module, whose
+   template ``open`` is where Dynamo stops -- not the prefill module's loader behind ``if use_tensor_cores:``.
+2. **The order the code runs in**: an error (every trace) before a break behind undecided branches, a wrapper
+   installed only by a non-default configuration last, then the fewest undecided branches, then execution
+   order along the path (``execution_order``).
+
+The verdict itself (unsafe / unsafe if / safe) is the general walk's: a hazard on the default call only is
+not one on every call.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .findings import CONDITIONAL_WRAPPER, Finding
+
+
+def execution_order(f: Finding) -> tuple:
+    """Where a hazard comes in the order the region runs, from its path: at the first function where two paths
+    part, the earlier line runs first; on one line the call leading deeper (``get_module().run(x)``: the
+    loader runs before the call on its result), and of two calls leading deeper the one whose expression
+    ends first (``gen_module(...).build_and_load()``: the generator's template ``open`` before the loader's
+    ``Path.exists``)."""
+    frames = f.trace
+    if not frames:
+        return ()
+    return tuple((fr.line, 0, fr.end) for fr in frames[:-1]) + ((frames[-1].line, 1, ()),)
+
+
+def conditional_break(f: Finding) -> bool:
+    """A warning only for its conditions: where they hold, the hazard stops Dynamo like an error."""
+    from compile_lint.rules import ALL_RULES
+
+    from .ruledef import BREAK
+
+    rule = ALL_RULES.get(f.rule)
+    return f.severity == "warning" and bool(f.conditions) and rule is not None and rule.kind == BREAK
+
+
+def breaks(hazards: list) -> list:
+    """Every hazard that stops Dynamo on some trace: the errors and the breaks behind undecided branches."""
+    return [f for f in hazards if f.severity == "error" or conditional_break(f)]
+
+
+def stopping(hazards: list) -> list:
+    """The hazards that stop Dynamo: the errors, failing those the breaks behind undecided branches."""
+    return [f for f in hazards if f.severity == "error"] or [f for f in hazards if conditional_break(f)]
+
+
+def _rank(f: Finding) -> tuple:
+    # (ranking by execution order alone, conditions ignored, shows a `logger.warning` behind `threads < 1`
+    # for 20 APIs whose stop is the loader: measured 2026-12-01)
+    return (any(c.expr[:1] == (CONDITIONAL_WRAPPER,) for c in f.conditions), f.severity != "error",
+            len(f.conditions), execution_order(f), f.path, f.line)
+
+
+def first_hazard(hazards: list, default_call: Optional[list] = None) -> Optional[Finding]:
+    """The hazard of ``hazards`` (one region's) that Dynamo meets first; ``default_call``: what the walk of
+    the API called with its defaults found (1. above).  Where the region has an error (it is unsafe on every
+    call), the default call's own finding is returned -- it may be certain on that call only; else the
+    general walk's finding at the same place, with its conditions (the API is unsafe only if they hold)."""
+    worst = stopping(hazards)
+    if not worst:
+        return None
+    if default_call:
+        sites = {(f.rule, f.path, f.line): f for f in breaks(hazards)}
+        met = [f for f in stopping(default_call) if (f.rule, f.path, f.line) in sites]
+        if met:
+            first = min(met, key=_rank)
+            return first if worst[0].severity == "error" else sites[(first.rule, first.path, first.line)]
+    return min(worst, key=_rank)
