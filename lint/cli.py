@@ -109,6 +109,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         assume=list(click.get_current_context().meta.get("compile_lint.assume", [])),
         env=list(click.get_current_context().meta.get("compile_lint.env", [])),
         env_complete=click.get_current_context().meta.get("compile_lint.env_complete", False),
+        torch_version=click.get_current_context().meta.get("compile_lint.torch_version"),
     )
     if not no_cache:
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
@@ -163,6 +164,10 @@ _scan_params = [
     click.option("--env-complete", is_flag=True, expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.env_complete", v),
                  help="The --env variables are the deployment's whole environment: any other is unset."),
+    click.option("--torch-version", metavar="X.Y", expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.torch_version", v),
+                 help="The deployment's torch: read the Dynamo verdicts measured on it (bundled: 2.11, 2.13; "
+                      "default: the installed torch's)."),
     click.option("--target-arch", metavar="smXY", help="Prune branches that cannot run on this GPU (sm90, sm120)."),
     click.option("--cuda-version", metavar="X.Y", help="CUDA version assumed with --target-arch (default 12.9)."),
     click.option("--exclude", multiple=True, metavar="PATH", help="Skip files under this path."),

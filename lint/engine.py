@@ -73,6 +73,9 @@ class ScanOptions:
     assume: list = field(default_factory=list)
     env: list = field(default_factory=list)
     env_complete: bool = False
+    # the deployment's torch (--torch-version): whose measured verdict table the rules read; None: the
+    # installed torch's (the GPU machine runs 2.11 where this one has 2.13: the verdicts differ)
+    torch_version: Optional[str] = None
 
 
 @dataclass
@@ -217,6 +220,13 @@ def _scan(options: ScanOptions) -> ScanResult:
         except ArchError as e:
             raise ScanError(str(e)) from None
     trace_rules, tr_source = _load_trace_rules(options)
+    if options.torch_version:
+        from .dynamo.verdicts import load_verdicts, version_key
+
+        table = load_verdicts(options.torch_version) if version_key(options.torch_version) else None
+        if table is None:
+            raise ScanError(f"--torch-version {options.torch_version}: expected a version like 2.11 or 2.13.0")
+        tr_source += f"; for --torch-version {options.torch_version}: {table.source}"
     all_paths = frozenset(str(f.path) for f in disc.files + opaque_files)
     results = None
     if options.use_result_cache and cache.root is not None:
@@ -340,7 +350,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     time instead of all at the end of the region search, so the two cores stay busy together.  The order of
     the work is still fixed (the candidates' order), so the results are the same in every run."""
     regions: list = []
-    reach = Reach(program, trace_rules, import_roots=search_path)
+    reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version)
     merged = _Merged(options.keep_paths_by_hazard)
     # region index -> its most direct error (library mode's table); failing that, its most direct break behind
     # undecided conditions (the API is unsafe when they hold)
@@ -397,7 +407,8 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
         tuple(options.exclude), options.respect_gitignore, repr(options.framework_models), tuple(options.region_markers),
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
         options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules,
-        tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete))
+        tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete,
+        options.torch_version))
 
 
 def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scanned: dict, program: Program,

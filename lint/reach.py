@@ -32,6 +32,7 @@ from compile_lint.rules.caching import RANDOM_FACTORIES
 from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
+from .exprtext import source as source_text
 from .findings import ALTERNATIVE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
@@ -130,11 +131,12 @@ def module_of(name: str) -> str:
 
 
 class Reach:
-    def __init__(self, program: Program, trace_rules=None, import_roots=()):
+    def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None):
         self.p = program
         self.trace_rules = trace_rules
-        # what Dynamo measurably does with each callee, on this torch (or the nearest one measured)
-        self.verdicts = load_verdicts(getattr(trace_rules, "torch_version", None))
+        # what Dynamo measurably does with each callee, on the deployment's torch (--torch-version) or this
+        # one (or the nearest one measured)
+        self.verdicts = load_verdicts(torch_version or getattr(trace_rules, "torch_version", None))
         # "/"-terminated, longest first: a file's top-level package is the first name under its root
         self.import_roots = tuple(sorted({str(r).replace("\\", "/").rstrip("/") + "/" for r in import_roots},
                                          key=len, reverse=True))
@@ -169,8 +171,41 @@ class Reach:
                 out += self._attr_actions(a, scope)
             for eff in f.effects:
                 out += self._effect_actions(eff, scope)
+            out += self._branch_actions(f, scope)
         self._actions[key] = out
         return out
+
+    def _branch_actions(self, f, scope: Scope) -> list:
+        """CL119: each branch of the function whose test is a tensor's value (``if amax == 0:``).  A branch is
+        seen through the guards of the code it holds (calls, attribute reads, effects, returns); its own
+        enclosing branches are its guards."""
+        out, seen = [], set()
+        held = [getattr(item, "guards", ()) for item in (*f.calls, *f.attrs, *f.effects)] + list(f.return_guards)
+        for guards in held:
+            for i, g in enumerate(guards):
+                key = (g.line, g.cond)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if self._tensor_test(g.cond, scope):
+                    out.append(Action("sink", g.line, 0, guards[:i], rule="CL119", callee=source_text(g.cond)))
+        return out
+
+    def _tensor_test(self, cond, scope: Scope) -> bool:
+        """Whether Python must take ``bool()`` of a tensor to decide ``cond``: a comparison with a tensor
+        operand (``is`` / ``in`` excepted), or a tensor as the test itself."""
+        k = cond[0]
+        if k == "not":
+            return self._tensor_test(cond[1], scope)
+        if k == "bool":
+            return any(self._tensor_test(x, scope) for x in cond[2])
+        if k == "cmp":
+            if len(cond[2]) != 1 or cond[2][0][0] not in ("Eq", "NotEq", "Lt", "LtE", "Gt", "GtE"):
+                return False
+            return _is_tensor(self.p.eval(cond[1], scope)) or _is_tensor(self.p.eval(cond[2][0][1], scope))
+        if k in ("name", "attr", "call", "sub"):
+            return _is_tensor(self.p.eval(cond, scope))
+        return False
 
     def _call_actions(self, site, scope: Scope) -> list:
         spelled = self.p.syntactic_name(site.func, scope)
@@ -230,6 +265,9 @@ class Reach:
             self.stats.boundaries += 1
             return [Action("stop", *at, detail="op")]
         if isinstance(v, Class):
+            measured = self._measured_class_call(v.id)
+            if measured is not None:
+                return [Action("sink", *at, rule="CL118", callee=measured)]
             acts = []
             for init in ordered(self.p.member(v.id, "__init__", Instance(v.id))):
                 if isinstance(init, Func):
@@ -306,6 +344,17 @@ class Reach:
                 return False
         return True
 
+    def _measured_class_call(self, cid: str) -> Optional[str]:
+        """``ActivationType(x)`` for an ``IntEnum`` of the scanned code: calling the class runs its external
+        base's metaclass ``__call__`` (EnumType's lookup by value), whose verdict is measured -- it stops Dynamo on
+        torch 2.11 (GB0116), compiles on 2.13.  The base's ``__call__`` name, when its verdict stops."""
+        if self.verdicts is None:
+            return None
+        for base in self.p.mro(cid)[1:]:
+            if ":" not in base and self.verdicts.stops(f"{base}.__call__"):
+                return f"{base}.__call__"
+        return None
+
     def _classify_external(self, name: str, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)
         self.stats.external_calls += 1
@@ -330,6 +379,9 @@ class Reach:
             return [Action("stop", *at, detail="method of an external object")]
         top = name.split(".")[0]
         if top in model.OPAQUE_PACKAGES and name not in model.CONSTANT_FOLDED:
+            if self.verdicts is not None and self.verdicts.stops(name):
+                # measured, it beats the package: `generator.get_state()` stops Dynamo (GB7650 on 2.13)
+                return [Action("sink", *at, rule="CL118", callee=name)]
             self.stats.boundaries += 1
             return [Action("stop", *at, detail="torch")]
         if top == "builtins":
@@ -828,6 +880,33 @@ def _loop_variable_receiver(func, scope: Scope) -> bool:
 
     assigned = local.get(func[1])
     return bool(assigned) and all(element(e) for e in assigned)
+
+
+# Tensor methods whose result is not a tensor (a size, a Python number, a flag): a test on them is metadata
+# Dynamo decides at trace time, or a call another rule names (`.item()`).
+_NON_TENSOR_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "stride", "storage_offset", "data_ptr",
+    "element_size", "is_contiguous", "is_floating_point", "is_complex", "is_signed", "get_device", "type",
+    "equal", "is_nonzero", "is_pinned", "is_shared", "untyped_storage", "numpy", "__len__", "__bool__",
+    "__int__", "__float__", "has_names", "is_set_to", "dim_order",
+})
+
+
+def _is_tensor(vals: frozenset) -> bool:
+    """Every value is a tensor: a ``torch.Tensor``, or what a tensor method returned (``t.abs().max()``)."""
+    if not vals:
+        return False
+    for v in vals:
+        if not isinstance(v, ExternalInstance):
+            return False
+        t = v.type
+        if t == "torch.Tensor":
+            continue
+        if not t.startswith("torch.Tensor.") or not t.endswith("()"):
+            return False
+        if t.rsplit(".", 1)[-1][:-2] in _NON_TENSOR_METHODS:
+            return False
+    return True
 
 
 def _alternatives(acts: list, site) -> list:

@@ -7,11 +7,11 @@ from functools import lru_cache
 
 from compile_lint.ruledef import Rule
 
-from . import boundaries, caching, clock, environment, filesystem, imports, jit, locks, measured, \
+from . import boundaries, caching, clock, control, environment, filesystem, imports, jit, locks, measured, \
     nondeterminism, output, process, skipped, suppressions
 
 _FAMILIES = (process, filesystem, locks, clock, output, imports, nondeterminism, jit, caching, boundaries,
-             environment, skipped, measured, suppressions)
+             environment, skipped, measured, control, suppressions)
 
 
 def _collect() -> dict:

@@ -5,7 +5,7 @@ MEASURED_STOP = Rule(
     code="CL118",
     name="call-measured-to-stop-dynamo",
     kind=BREAK,
-    message="`{callee}` stops Dynamo on this torch (measured)",
+    message="`{callee}` stops Dynamo (measured on the torch whose verdicts the scan reads: its header says which)",
     # what each callee does is the measured verdict (the report shows it); this is json.dumps's on torch 2.13
     dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0156", "Unsupported method call",
                          "the call (each callee's measured outcome is reported)"),

@@ -119,6 +119,8 @@ EXTERNAL_RETURNS = {
     "tempfile.NamedTemporaryFile": "io.TextIOWrapper", "tempfile.TemporaryDirectory": "tempfile.TemporaryDirectory",
     # its .major/.minor are what --target-arch says (lint/arch.py), also through a helper that returns it
     "torch.cuda.get_device_properties": "torch.cuda.get_device_properties()",
+    # its methods have measured verdicts (get_state stops Dynamo): the object must be known to find them
+    "torch.Generator": "torch.Generator",
 }
 # Methods that return a Path from a Path (pure path arithmetic).
 PATH_RETURNING_METHODS = frozenset({

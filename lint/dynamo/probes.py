@@ -427,15 +427,16 @@ PROBES.update({
     "threading.get_ident": _p(_T, "threading.get_ident()"),
     "threading.current_thread": _p(_T, "threading.current_thread()"),
     "torch.Generator.get_state": _p("import torch\nG = torch.Generator()", "G.get_state()"),
+    # CL119: Python's `if` on a tensor computed in the graph calls the tensor's __bool__
+    "torch.Tensor.__bool__": _p("import torch", body="if x.abs().max() == 0:\n    x = x * 2"),
     "linecache.getline": _p("import linecache, json\nLF = json.__file__", "linecache.getline(LF, 1)"),
 })
 
 # Callees measured to stop Dynamo on torch 2.13 that a scan of their own probe does not report: no rule names
-# them, and CL118 (any call the table measures to stop) does not see them, an attribute read or a method of
-# an object the walk cannot type.  tests/test_dynamo_verdicts.py tells a known gap from a new one.
+# them, and CL118 (any call the table measures to stop) does not see them: attribute reads.
+# tests/test_dynamo_verdicts.py tells a known gap from a new one.
 KNOWN_GAPS = frozenset({
     "pathlib.Path.drive", "pathlib.Path.root",  # attributes, not calls
-    "torch.Generator.get_state",  # a method of an opaque torch object
 })
 
 # Rule patterns with no probe, and why.

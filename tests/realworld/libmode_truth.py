@@ -17,6 +17,7 @@ from pathlib import Path
 TRUTH_DIR = Path(__file__).parent / "gpu_truth"
 # how the scan is set up to match the machine the truth was measured on
 TARGET_ARCH, CUDA_VERSION = "sm90", "13.0"
+TORCH_VERSION = "2.11"  # the GPU machine's torch: the scan reads the verdicts measured on it (--torch-version)
 
 
 def load_truth(directory: Path = TRUTH_DIR) -> dict:
