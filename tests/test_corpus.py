@@ -22,7 +22,7 @@ def test_corpus_recall_and_precision(run_scan, capsys):
     assert s.precision >= 0.98, "false positives:\n" + "\n".join(s.false_positives)
 
 
-# Analyzer bugs that the every-stop measurement found (issue [D] item 3), each measured on torch 2.13.0+cpu.  The
+# Where the analyzer and the every-stop measurement disagree (issue [D] item 3), measured on torch 2.13.0+cpu.  The
 # test fails when one is fixed (take it out) as well as when a new one appears: the list can only shrink.
 KNOWN_STOP_DISAGREEMENTS = {
     # Stop 2: once subprocess.Popen(...) (line 11) is opaque, `p.wait()` stops Dynamo inside Popen._wait
