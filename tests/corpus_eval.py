@@ -1,9 +1,17 @@
 """Score the analyzer against the measured corpus (tests/corpus/expected.json).
 
-Recall: the line where an `error` case measured its first stop is reported as an error, its other lines as
-errors or as warnings that name their conditions (they were never measured as stops: see score()); every line
-a `silent` case lists is reported at warning level or above.  Precision: of the warning-or-error findings that fall in corpus cases,
-the share that is not in a `clean` case and not on a `marked_but_must_not_flag` line.
+Two scores.  :func:`score`, against expected.json (the corpus author's lines): recall: the line where an `error`
+case measured its first stop is reported as an error, its other lines as errors or as warnings that name their
+conditions; every line a `silent` case lists is reported at warning level or above.  Precision: of the
+warning-or-error findings that fall in corpus cases, the share that is not in a `clean` case and not on a
+`marked_but_must_not_flag` line.
+
+:func:`score_stops`, against every measured stop (tests/corpus_stops.json, written by
+scripts/measure_corpus_stops.py and re-measured by tests/test_oracle.py): expected.json measured each case only
+up to its *first* stop; corpus_stops.json has every stop, in order (the first under fullgraph=True, the later
+ones Dynamo met once the earlier ones were made opaque: tests/oracle_runner.py).  Recall: every measured stop is
+reported (the first as an error, a later one as an error or a warning naming its conditions); precision: every
+error finding is at a measured stop of its case.
 
 Measured overrides.  The corpus (a byte copy of the shared one: never edited here) was measured on one torch,
 and only up to each case's *first* stop.  Where the measured verdict table for the installed torch
@@ -157,6 +165,81 @@ def score(findings: list, expected: dict | None = None, verdicts="installed") ->
             short = f"{Path(f['path']).name}:{f['line']}"
             if case["lint"] == "clean" or key in must_not or short in must_not:
                 s.false_positives.append(f"{name}: {short} {f['rule']} {f['message']}")
+    return s
+
+
+STOPS = Path(__file__).parent / "corpus_stops.json"
+
+
+@dataclass
+class StopScore:
+    """The analyzer against every measured stop (tests/corpus_stops.json): recall over stop lines, precision over
+    error findings."""
+    stops: int = 0
+    found: int = 0
+    errors: int = 0  # error findings in corpus cases
+    at_stops: int = 0  # ... of which at a measured stop line of their case
+    missed: list = field(default_factory=list)
+    not_a_stop: list = field(default_factory=list)
+    multi: list = field(default_factory=list)  # cases with more than one stop
+    disagreements: set = field(default_factory=set)  # {(case, "file:line")}: missed or not a stop
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.stops if self.stops else 1.0
+
+    @property
+    def precision(self) -> float:
+        return self.at_stops / self.errors if self.errors else 1.0
+
+
+def case_key(path: str, line: int) -> str:
+    """A finding's place as the corpus names it: ``c087_x.py:11``, ``helpers_pkg/jit_env.py:22``."""
+    p = Path(path)
+    folder = p.parent.name  # findings name files relative to the scanned folder (cases/) or absolutely
+    return f"{folder + '/' if folder not in ('', 'cases') else ''}{p.name}:{line}"
+
+
+def score_stops(findings: list, stops: dict | None = None) -> StopScore:
+    """Every measured stop of a case must be reported there: the first (the fullgraph stop, certain) as an error,
+    a later one as an error or as a warning that names its conditions (it is reached only once the earlier
+    stops are made opaque, on values the eager run had: a cold cache, a missing file).  Every error finding of a
+    case must be at one of its measured stops."""
+    stops = stops or json.loads(STOPS.read_text())["cases"]
+    s = StopScore()
+    by_case: dict = {}
+    for f in findings:
+        for c in cases_of(f):
+            by_case.setdefault(c, []).append(f)
+    for name in sorted(stops):
+        measured = [st["at"] for st in stops[name]["stops"]]
+        if len(measured) > 1:
+            s.multi.append(name)
+        got = by_case.get(name, [])
+        at: dict = {}
+        for f in got:
+            at.setdefault(case_key(f["path"], f["line"]), []).append(f)
+        for i, line in enumerate(measured):
+            s.stops += 1
+            hits = at.get(line, [])
+            if any(h["severity"] == "error" for h in hits) or (
+                    i > 0 and any(h["severity"] == "warning" and h.get("conditions") for h in hits)):
+                s.found += 1
+            else:
+                s.disagreements.add((name, line))
+                s.missed.append(f"{name}: stop {i + 1} at {line} ({stops[name]['stops'][i]['gb']} "
+                                f"{stops[name]['stops'][i]['first_line']}); reported: "
+                                f"{[(h['severity'], h['rule']) for h in hits] or 'nothing'}")
+        for f in got:
+            if f["severity"] != "error":
+                continue
+            s.errors += 1
+            key = case_key(f["path"], f["line"])
+            if key in measured:
+                s.at_stops += 1
+            else:
+                s.disagreements.add((name, key))
+                s.not_a_stop.append(f"{name}: {key} {f['rule']} error, Dynamo's stops: {measured or 'none'}")
     return s
 
 
