@@ -1,0 +1,218 @@
+"""``compile-lint graph --all``: the whole-program call graph of the scanned files.
+
+Every function, method, closure and lambda of the scanned modules is a node, and so is each module's top-level
+code (named by the module itself, ``main``); a node's edges are every callee the resolver finds for the calls
+in its body.  The output is the adjacency list of the established Python call-graph tools (PyCG's
+``{"pkg.mod.f": ["pkg.mod.g", ...]}``), with their spelling of names: closures without ``<locals>``
+(``main.f.g``), lambdas numbered in source order within their enclosing scope (``main.<lambda1>``).  Callees
+outside the scanned code keep the names compile-lint gives them (``builtins.len``, ``os.path.join``).
+
+Unlike a region's walk (``graph`` without ``--all``, lint/graph.py), this one is not about Dynamo: every call is
+an edge, whatever Dynamo would do with it.  Functions are walked per *calling context*: the functions, classes
+and containers bound to their parameters at a call site (``func1(lambda x: x + 1)`` makes ``a()`` in ``func1``
+an edge to that lambda), at most ``MAX_CONTEXTS`` per function, plus the context-free walk of every function.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Optional
+
+from .program import Program, Scope, dotted, split_id
+from .program.calls import CallMixin
+from .values import Class, External, Func, Instance, Op, Partial
+
+MAX_CONTEXTS = 8  # distinct argument bindings a function is walked under (then only the context-free walk)
+
+_LAMBDA = re.compile(r"<lambda>@(\d+):(\d+)")
+
+
+class CallGraph:
+    """The graph over ``modules`` (scanned module names), built once by ``adjacency()``."""
+
+    def __init__(self, program: Program, modules):
+        self.p = program
+        self.modules = sorted(modules)
+        self._names: dict = {}  # function id -> PyCG-style dotted name
+        self._contexts: dict = {}  # function id -> the bound contexts it is walked under
+        self._wrapper_edges: dict = {}  # decorator wrapper name -> the names it calls in (_entered)
+
+    # ------------------------------------------------------------------ names
+    def name(self, fid: str) -> str:
+        """``main:<module>`` -> ``main``; ``m:f.<locals>.g`` -> ``m.f.g``; ``m:<lambda>@3:4`` -> ``m.<lambda1>``."""
+        hit = self._names.get(fid)
+        if hit is not None:
+            return hit
+        mod, qual = split_id(fid)
+        if qual == "<module>":
+            out = mod
+        else:
+            if "<lambda>@" in qual:
+                qual = self._numbered_lambdas(mod).get(qual, qual)
+            out = dotted(f"{mod}:{qual.replace('.<locals>.', '.')}")
+        self._names[fid] = out
+        return out
+
+    def _numbered_lambdas(self, mod: str) -> dict:
+        """Each lambda's qualname -> the same with ``<lambdaN>``: N counts the lambdas of its enclosing scope
+        in source order (line, column), as PyCG numbers them."""
+        key = ("lambdas", mod)
+        if key in self._names:
+            return self._names[key]
+        m = self.p.module(mod)
+        by_scope: dict = {}
+        for qual in (m.functions if m else ()):
+            at = _LAMBDA.search(qual)
+            if at and at.end() == len(qual):
+                by_scope.setdefault(qual[:at.start()], []).append((int(at.group(1)), int(at.group(2)), qual))
+        out = {}
+        for prefix, found in by_scope.items():
+            for n, (_, _, qual) in enumerate(sorted(found), 1):
+                out[qual] = f"{prefix}<lambda{n}>"
+        self._names[key] = out
+        return out
+
+    # ------------------------------------------------------------------ walk
+    def nodes(self) -> list:
+        """(function id, self class) of every function of the scanned modules, top-level code included."""
+        out = []
+        for mod in self.modules:
+            m = self.p.module(mod)
+            if m is None or m.error:
+                continue
+            for qual, f in m.functions.items():
+                out.append((f"{mod}:{qual}", f"{mod}:{f.class_name}" if f.class_name else None))
+        return out
+
+    def adjacency(self) -> dict:
+        graph: dict = {}
+        start = [(fid, cls, None, ()) for fid, cls in self.nodes()]
+        for fid, _, _, _ in start:
+            graph.setdefault(self.name(fid), set())
+        seen = set(start)
+        queue = deque(start)
+        while queue:
+            node = queue.popleft()
+            edges = graph.setdefault(self.name(node[0]), set())
+            for callee, nxt in self._callees(*node):
+                if callee is not None:
+                    edges.add(callee)
+                    graph.setdefault(callee, set())
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        for wrapper, inner in self._wrapper_edges.items():
+            graph.setdefault(wrapper, set()).update(inner)
+        return {k: sorted(v) for k, v in sorted(graph.items())}
+
+    def _scope(self, fid: str, self_cls: Optional[str], bindings, closure) -> Scope:
+        return Scope(split_id(fid)[0], self.p.function(fid), fid, self_cls, dict(bindings) if bindings else None,
+                     0, dict(closure) if closure else None)
+
+    def _callees(self, fid: str, self_cls: Optional[str], bindings, closure) -> list:
+        """(callee name, node to walk or None) for every call of the function's body."""
+        f = self.p.function(fid)
+        if f is None:
+            return []
+        scope = self._scope(fid, self_cls, bindings, closure)
+        out: list = []
+        for site in f.calls:
+            for v in self.p.eval(site.func, scope):
+                out += self._called(v, site.args, site.kwargs, scope)
+        out += self._decorations(fid, scope)
+        return out
+
+    def _decorations(self, fid: str, scope: Scope) -> list:
+        """A ``def`` or ``class`` runs its decorators in the enclosing scope: ``@dec def f`` is ``dec(f)``
+        called by the code that defines ``f`` (the module's top level for a module-level function)."""
+        mod, qual = split_id(fid)
+        m = self.p.module(mod)
+        if m is None:
+            return []
+        here = None if qual == "<module>" else qual
+        out: list = []
+        for q, g in m.functions.items():
+            if g.decorators and g.parent == here and q != "<module>" and (
+                    g.class_name is None or self._class_parent(m, g.class_name) == here):
+                given = frozenset({Func(f"{mod}:{q}")})
+                for d in g.decorators:
+                    for v in self.p.eval(d, scope):
+                        out += self._called(v, (("__value__", given),), (), scope)
+        for q, c in m.classes.items():
+            if c.decorators and self._class_parent(m, q) == here:
+                given = frozenset({Class(f"{mod}:{q}")})
+                for d in c.decorators:
+                    for v in self.p.eval(d, scope):
+                        out += self._called(v, (("__value__", given),), (), scope)
+        return out
+
+    @staticmethod
+    def _class_parent(m, class_qual: str) -> Optional[str]:
+        """The function whose body defines the class (None: the module's top level or a class body)."""
+        if ".<locals>." in class_qual:
+            return class_qual.rsplit(".<locals>.", 1)[0]
+        outer = class_qual.rsplit(".", 1)[0] if "." in class_qual else None
+        return CallGraph._class_parent(m, outer) if outer and outer in m.classes else None
+
+    def _called(self, v, args, kwargs, scope: Scope) -> list:
+        """What calling the value ``v`` runs: (callee name, node to walk or None)."""
+        if isinstance(v, Func):
+            if "op" in v.flags:
+                return [(dotted(v.id), None)]
+            return self._entered(v, args, kwargs, scope)
+        if isinstance(v, Class):
+            out = []
+            for init in self.p.member(v.id, "__init__", Instance(v.id)):
+                if isinstance(init, Func):
+                    out += self._entered(Func(init.id, v.id, init.flags, init.wrappers, init.closure), args, kwargs,
+                                         scope)
+                elif isinstance(init, External):
+                    out.append((init.name, None))
+            return out
+        if isinstance(v, Instance):
+            return [e for t in self.p.callable_members(v) for e in self._entered(t, args, kwargs, scope)]
+        if isinstance(v, Partial):
+            pargs = tuple(("__value__", a) for a in v.args) + tuple(args)
+            pkw = tuple((k, ("__value__", a)) for k, a in v.kwargs) + tuple(kwargs)
+            return [e for t in v.target for e in self._called(t, pargs, pkw, scope)]
+        if isinstance(v, External):
+            return [(v.name, None)]
+        if isinstance(v, Op):
+            return [(v.name, None)]
+        return []
+
+    def _entered(self, v: Func, args, kwargs, scope: Scope) -> list:
+        """A call of a function of the scanned code.  A decorated function's call runs its outermost decorator
+        wrapper first, which calls the next one in, and the innermost calls the function itself: the edge
+        goes to the outermost, and each wrapper gets an edge to the next (``calls._apply_one`` keeps a wrapper
+        only if it calls the function it was given)."""
+        chain = [v.id] + list(v.wrappers)  # innermost first: calls._apply_one appends each outer wrapper
+        for outer, inner in zip(chain[1:], chain[:-1]):
+            self._wrapper_edges.setdefault(self.name(outer), set()).add(self.name(inner))
+        out = [(self.name(chain[-1]), self._context(chain[-1], v, args, kwargs, scope))]
+        if len(chain) > 1:  # the function itself is walked in its calling context too
+            out.append((None, self._context(v.id, v, args, kwargs, scope)))
+        return out
+
+    def _context(self, wid: str, v: Func, args, kwargs, scope: Scope):
+        """The node the call walks: the function with its parameters bound to what this call passes (when that
+        is something a call graph cares about: functions, classes, instances, containers), else its
+        context-free node."""
+        self_cls = v.self_cls if wid == v.id else None
+        f = self.p.function(wid)
+        bindings = None
+        if wid == v.id and f is not None:
+            bound = CallMixin._widened(self.p.bind_args(f, v, args, kwargs, scope))
+            if self_cls is not None and f.params:
+                bound.pop(f.params[0], None)  # self / cls: the node's self class already says it
+            if bound:
+                try:
+                    key = tuple(sorted(bound.items(), key=lambda kv: kv[0]))
+                    hash(key)
+                except TypeError:
+                    key = None
+                seen = self._contexts.setdefault(wid, set())
+                if key is not None and (key in seen or len(seen) < MAX_CONTEXTS):
+                    seen.add(key)
+                    bindings = key
+        return (wid, self_cls, bindings, v.closure if wid == v.id else ())
