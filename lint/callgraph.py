@@ -119,7 +119,41 @@ class CallGraph:
         for site in f.calls:
             for v in self.p.eval(site.func, scope):
                 out += self._called(v, site.args, site.kwargs, scope)
+        for eff in f.effects:
+            out += self._effect_callees(eff, scope)
         out += self._decorations(fid, scope)
+        return out
+
+    def _effect_callees(self, eff, scope: Scope) -> list:
+        """Calls a statement makes without a call expression: ``for x in obj`` runs ``obj.__iter__`` and the
+        iterator's ``__next__``; ``raise A`` instantiates the class A; ``with cm:`` runs ``__enter__`` and
+        ``__exit__``."""
+        out: list = []
+        if eff.kind == "iter":
+            for v in self.p.eval(eff.detail, scope):
+                if not isinstance(v, Instance):
+                    continue
+                for it in self.p.member(v.cls, "__iter__", v):
+                    out += self._called(it, (), (), scope)
+                    for r in self.p.call(it, (), (), scope):
+                        if isinstance(r, Instance):
+                            for nxt in self.p.member(r.cls, "__next__", r):
+                                out += self._called(nxt, (), (), scope)
+        elif eff.kind == "raise":
+            for v in self.p.eval(eff.detail, scope):
+                if isinstance(v, Class):
+                    out += self._called(v, (), (), scope)
+        elif eff.kind == "with":
+            out += self._with_callees(eff.detail, scope)
+        return out
+
+    def _with_callees(self, ctx, scope: Scope) -> list:
+        out: list = []
+        for v in self.p.eval(ctx, scope):
+            if isinstance(v, Instance):
+                for name in ("__enter__", "__exit__"):
+                    for fn in self.p.member(v.cls, name, v):
+                        out += self._called(fn, (), (), scope)
         return out
 
     def _decorations(self, fid: str, scope: Scope) -> list:

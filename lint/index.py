@@ -332,7 +332,8 @@ class Indexer:
                 stack.append((n.value, g))
             elif t in (ast.Yield, ast.YieldFrom):
                 if n.value is not None:
-                    fn.yields.append(self.conv(n.value, fn))
+                    value = self.conv(n.value, fn)  # `yield from x` yields x's elements
+                    fn.yields.append(("iter", value) if t is ast.YieldFrom else value)
                     stack.append((n.value, g))
             elif t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
                 for gen in n.generators:
@@ -427,6 +428,8 @@ class Indexer:
             return
         if t in (ast.For, ast.AsyncFor):
             self.collect(st.iter, fn, guards, in_try)
+            # a loop calls iter(x).__iter__ and __next__: an edge of the whole-program call graph
+            fn.effects.append(Effect("iter", self.conv(st.iter, fn), st.lineno, st.col_offset, guards))
             self.assign_target(st.target, ("iter", self.conv(st.iter, fn)), fn, guards, cls, at_module, st)
             self.block(st.body, fn, guards, in_try, cls)
             self.block(st.orelse, fn, guards, in_try, cls)
@@ -497,6 +500,8 @@ class Indexer:
             return
         if t is ast.Raise:
             self.collect(st.exc, fn, guards, in_try)
+            if st.exc is not None and not isinstance(st.exc, ast.Call):  # `raise A` instantiates A
+                fn.effects.append(Effect("raise", self.conv(st.exc, fn), st.lineno, st.col_offset, guards))
             return
         if t is ast.Assert:
             self.collect(st.test, fn, guards, in_try)

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 9  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 10  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -76,7 +76,9 @@ class Effect:
     kinds: ``with`` (``detail`` = the context-manager expression; ``__enter__`` runs),
     ``contains`` (``detail`` = (container, key): ``key in container``),
     ``subscript`` (``detail`` = (container, key): a read ``container[key]``),
-    ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name).
+    ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name),
+    ``iter`` (``detail`` = what a ``for`` loop iterates over), ``raise`` (``detail`` = what ``raise X`` raises,
+    when it is not a call: a class raised is instantiated).
     """
 
     kind: str

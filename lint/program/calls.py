@@ -244,6 +244,8 @@ class CallMixin:
                     if g and not self.guards_may_hold(g, inner):
                         continue
                     out |= self.eval(r, inner)
+                if f.yields:  # a generator function returns a generator: iterating it gives what it yields
+                    out = {SeqVal(frozenset().union(*(self.eval(y, inner) for y in f.yields)))}
                 if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
                     # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
                     out |= self.instances_of(f.returns_annotation, Scope(mod))

@@ -265,6 +265,8 @@ class EvaluatorMixin:
                     out |= v.elems
                 elif isinstance(v, DictVal) and k == "iter":
                     out |= {Const(key) for key, _ in v.items if key is not None}
+                elif isinstance(v, Instance) and k == "iter":
+                    out |= self.iterated(v, scope) or {Unknown("element")}
                 else:
                     out.add(Unknown("element"))
             return frozenset(out)
@@ -288,6 +290,19 @@ class EvaluatorMixin:
             t = self.truth(e, scope)
             return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
+
+    def iterated(self, inst: Instance, scope: Scope) -> frozenset:
+        """What ``for x in inst`` binds: the iterator is ``inst.__iter__()``, each element its ``__next__()``
+        (or, for an ``__iter__`` written as a generator, what it yields)."""
+        out: set = set()
+        for it in _fixed(self.member(inst.cls, "__iter__", inst)):
+            for r in _fixed(self.call(it, (), (), scope)):
+                if isinstance(r, Instance):
+                    nxt = self.member(r.cls, "__next__", r)
+                    out |= frozenset().union(*(self.call(f, (), (), scope) for f in _fixed(nxt))) if nxt else EMPTY
+                elif isinstance(r, SeqVal):
+                    out |= r.elems
+        return frozenset(out)
 
     def _contextmanager_yields(self, ctx, scope: Scope) -> Optional[frozenset]:
         """``with cm(args) as x``, ``cm`` a ``@contextlib.contextmanager`` function: ``x`` is what it yields."""
