@@ -7,7 +7,7 @@
 The benchmark (tests/data/pycg-micro-benchmark, vendored from vitsalis/PyCG) is 119 cases, each a small
 program (``main.py`` and sometimes more modules) with its expected call graph (``callgraph.json``).  Each tool
 analyses each case's folder (PyCG as its own tests run it: ``--package CASE CASE/main.py``; compile-lint with
-``--no-environment``, so nothing installed on this machine takes part).
+the folder as import root and ``--no-environment``, so nothing installed on this machine takes part).
 
 How the figures count, per tool:
 - an *edge* is (caller, callee) of the adjacency list; nodes without edges do not count;
@@ -66,11 +66,18 @@ def expected(case_dir: Path) -> set:
 
 
 def compile_lint_graph(case_dir: Path) -> dict:
-    """`compile-lint graph --all --no-environment --no-cache -q CASE`, in this process."""
+    """`compile-lint graph --all --no-environment --search-path CASE CASE/*`, in this process.
+
+    The case's folder is the import root, as PyCG's ``--package CASE`` makes it: a case that is itself a
+    package (``imports/relative_import`` has an ``__init__.py``) still names its modules ``main``,
+    ``nested.to_import``; so its entries are scanned with the folder as ``--search-path``."""
     from compile_lint.engine import ScanOptions
     from compile_lint.graph import build_graph
 
-    opts = ScanOptions(paths=[str(case_dir)], use_environment=False, respect_gitignore=False, jobs=1)
+    entries = [str(p) for p in sorted(case_dir.iterdir())
+               if p.name != "__init__.py" and (p.suffix == ".py" or p.is_dir() and p.name.isidentifier())]
+    opts = ScanOptions(paths=entries, search_path=[str(case_dir)], use_environment=False, respect_gitignore=False,
+                       jobs=1)
     return build_graph(opts, everything=True)
 
 

@@ -19,8 +19,8 @@ from collections import deque
 from typing import Optional
 
 from .program import Program, Scope, dotted, split_id
-from .program.calls import CallMixin
-from .values import Class, External, Func, Instance, Op, Partial
+from .program.calls import CALLABLE_VALUES, HIGHER_ORDER_CALLS, KEY_FUNCTION_CALLS, CallMixin
+from .values import Class, Const, DictVal, External, Func, Instance, Op, Partial, SeqVal, TupleVal, Unknown
 
 MAX_CONTEXTS = 8  # distinct argument bindings a function is walked under (then only the context-free walk)
 
@@ -117,11 +117,44 @@ class CallGraph:
         scope = self._scope(fid, self_cls, bindings, closure)
         out: list = []
         for site in f.calls:
-            for v in self.p.eval(site.func, scope):
+            vals = self.p.eval(site.func, scope)
+            for v in vals:
                 out += self._called(v, site.args, site.kwargs, scope)
+                if isinstance(v, External):
+                    out += self._passed_functions(v.name, site, scope)
+            if site.func[0] == "attr" and not any(isinstance(v, (Func, Class, Instance, Partial, External, Op))
+                                                  for v in vals):
+                out += self._literal_method(site.func, scope)
         for eff in f.effects:
             out += self._effect_callees(eff, scope)
         out += self._decorations(fid, scope)
+        return out
+
+    def _passed_functions(self, name: str, site, scope: Scope) -> list:
+        """``map(f, xs)``, ``sorted(xs, key=f)``: the external function calls the function it is given."""
+        given = []
+        if name in HIGHER_ORDER_CALLS:
+            given = list(site.args)
+        elif name in KEY_FUNCTION_CALLS:
+            given = [x for k, x in site.kwargs if k == "key"]
+        element = (("__value__", frozenset({Unknown("element")})),)
+        return [e for a in given for v in self.p.eval(a, scope) if isinstance(v, CALLABLE_VALUES)
+                for e in self._called(v, element, (), scope)]
+
+    def _literal_method(self, func, scope: Scope) -> list:
+        """``" ".join(xs)``, ``{...}.items()``: a method of a builtin type, named ``builtins.str.join``, when the
+        receiver is a literal's value."""
+        out = []
+        for base in self.p.eval(func[1], scope):
+            t = None
+            if isinstance(base, Const) and base.value is not None:
+                t = type(base.value).__name__
+            elif isinstance(base, DictVal):
+                t = "dict"
+            elif isinstance(base, (SeqVal, TupleVal)):
+                t = "list" if isinstance(base, SeqVal) else "tuple"
+            if t is not None:
+                out.append((f"builtins.{t}.{func[2]}", None))
         return out
 
     def _effect_callees(self, eff, scope: Scope) -> list:

@@ -519,10 +519,16 @@ class Indexer:
                 if tgt.id in fn.global_names:
                     fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
         elif isinstance(tgt, (ast.Tuple, ast.List)):
+            # `a, *b, c = v`: a is v[0], b the list v[1:-1], c is v[-1]
+            n = len(tgt.elts)
+            star = next((i for i, e in enumerate(tgt.elts) if isinstance(e, ast.Starred)), None)
             for i, e in enumerate(tgt.elts):
-                if isinstance(e, ast.Starred):
+                if i == star:
+                    part = ("rest", value, i, n - i - 1)
                     e = e.value
-                self.assign_target(e, ("item", value, i), fn, guards, cls, at_module, st)
+                else:
+                    part = ("item", value, i - n if star is not None and i > star else i)
+                self.assign_target(e, part, fn, guards, cls, at_module, st)
         elif isinstance(tgt, ast.Attribute):
             owner = fn.s.class_name
             if (

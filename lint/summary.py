@@ -10,6 +10,7 @@ the resolver in ``program/`` understands:
     ("binop", op, left, right)        ("cmp", left, ((op, right), ...))
     ("bool", "and"|"or", values)      ("not", operand)               ("ifexp", test, body, orelse)
     ("fstr", parts)                   ("item", value, index)         ("iter", iterable)
+    ("rest", value, start, after)     # `*b` of `a, *b, c = value`: value[start:len - after], a list
     ("enter", ctx_manager)            ("starred", value)             ("unknown", node_type)
 
 kwargs are ``((name_or_None, expr), ...)``; ``None`` stands for ``**mapping``.

@@ -38,6 +38,13 @@ from .scope import MAX_CALL_DEPTH, Scope, _fixed
 MAX_CALL_CONTEXTS = 8
 
 
+# the values that calling runs code of the scanned program
+CALLABLE_VALUES = (Func, Class, Instance, Partial)
+# external functions that call the functions they are given: the positional arguments (map's function; the
+# callable among map's arguments, whichever position it is given in) and the ``key=`` of the sorting ones
+HIGHER_ORDER_CALLS = frozenset({"builtins.map", "builtins.filter", "functools.reduce"})
+KEY_FUNCTION_CALLS = frozenset({"builtins.sorted", "builtins.min", "builtins.max", "builtins.list.sort"})
+
 _ITERATION_BUILTINS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted",
                                  "builtins.iter", "builtins.filter"})
 _CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
@@ -353,6 +360,12 @@ class CallMixin:
             return frozenset({Namespace(tuple((k, self.eval(x, scope)) for k, x in kwargs if k))})
         if name in _ITERATION_BUILTINS and args:
             return self._iteration(name, args, scope)
+        if name == "builtins.map" and args:  # a lazy sequence of what the function returns
+            results: set = set()
+            for fn in _fixed(frozenset().union(*(self._arg_values(args, scope, i) for i in range(len(args))))):
+                if isinstance(fn, CALLABLE_VALUES):
+                    results |= self.call(fn, (("__value__", frozenset({Unknown("element")})),), (), scope)
+            return frozenset({SeqVal(frozenset(results))})
         if name == "typing.cast" and len(args) == 2:  # cast(T, x) is x
             return self._arg_values(args, scope, 1)
         if name in _CONTAINER_FACTORIES:

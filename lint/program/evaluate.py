@@ -252,7 +252,7 @@ class EvaluatorMixin:
             out = set()
             for v in _fixed(base):
                 if isinstance(v, TupleVal):
-                    if k == "item" and e[2] < len(v.items):
+                    if k == "item" and -len(v.items) <= e[2] < len(v.items):
                         out |= v.items[e[2]]
                     else:
                         out |= frozenset().union(*v.items) if v.items else EMPTY
@@ -270,6 +270,16 @@ class EvaluatorMixin:
                 else:
                     out.add(Unknown("element"))
             return frozenset(out)
+        if k == "rest":  # the starred target of an unpacking: a list of the items it takes
+            out = set()
+            for v in _fixed(self.eval(e[1], scope)):
+                if isinstance(v, TupleVal):
+                    out |= frozenset().union(*v.items[e[2]:len(v.items) - e[3]])
+                elif isinstance(v, SeqVal):
+                    out |= v.elems
+                else:
+                    out.add(Unknown("element"))
+            return frozenset({SeqVal(frozenset(out))})
         if k == "enter":
             out = set()
             cm = self._contextmanager_yields(e[1], scope)
