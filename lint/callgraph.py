@@ -23,6 +23,11 @@ from .program.calls import CALLABLE_VALUES, HIGHER_ORDER_CALLS, KEY_FUNCTION_CAL
 from .values import Class, Const, DictVal, External, Func, Instance, Op, Partial, SeqVal, TupleVal, Unknown
 
 MAX_CONTEXTS = 8  # distinct argument bindings a function is walked under (then only the context-free walk)
+MAX_ROUNDS = 3  # walks of the program while the arguments passed to parameters grow (CallGraph.adjacency)
+
+# builtin types a method is wrapped in by its decorator (the resolver keeps them as the function's flags): making
+# the descriptor object runs no code of anyone's, so it is no call of the graph
+DESCRIPTOR_TYPES = frozenset({"builtins.staticmethod", "builtins.classmethod", "builtins.property"})
 
 _LAMBDA = re.compile(r"<lambda>@(\d+):(\d+)")
 
@@ -36,6 +41,7 @@ class CallGraph:
         self._names: dict = {}  # function id -> PyCG-style dotted name
         self._contexts: dict = {}  # function id -> the bound contexts it is walked under
         self._wrapper_edges: dict = {}  # decorator wrapper name -> the names it calls in (_entered)
+        self._passed: dict = {}  # function id -> {parameter: values some call passes} (Program.argument_values)
 
     # ------------------------------------------------------------------ names
     def name(self, fid: str) -> str:
@@ -85,24 +91,50 @@ class CallGraph:
         return out
 
     def adjacency(self) -> dict:
+        """The graph, walked again while the arguments seen at calls add to what parameters may be: the
+        values passed to ``B(c)`` are then what ``self.c`` is in every method of B (at most MAX_ROUNDS)."""
         graph: dict = {}
-        start = [(fid, cls, None, ()) for fid, cls in self.nodes()]
-        for fid, _, _, _ in start:
-            graph.setdefault(self.name(fid), set())
+        for _ in range(MAX_ROUNDS):
+            self._contexts, self._wrapper_edges, self._passed = {}, {}, {}
+            graph = self._walk()
+            if self._passed == self.p.argument_values:
+                break
+            self.p.argument_values = self._passed
+            self.p.forget_values()
+        return graph
+
+    def _walk(self) -> dict:
+        # A node is (function id, self class, bound parameters, closure, is-a-start).  Every function starts
+        # once with nothing bound; a function some call of the program reaches gets its edges from the
+        # calls' contexts only (its start's edges were for parameters no call leaves unknown): in
+        # `def f(key): ls[key]()` called as f(1), f calls ls[1] and not every element of ls.
+        edges_of: dict = {}
+        start = [(fid, cls, None, (), True) for fid, cls in self.nodes()]
         seen = set(start)
         queue = deque(start)
+        called: set = set()
         while queue:
             node = queue.popleft()
-            edges = graph.setdefault(self.name(node[0]), set())
-            for callee, nxt in self._callees(*node):
+            edges = edges_of.setdefault(node, set())
+            for callee, nxt in self._callees(*node[:4]):
                 if callee is not None:
                     edges.add(callee)
-                    graph.setdefault(callee, set())
-                if nxt is not None and nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
+                if nxt is not None:
+                    nxt = nxt + (False,)
+                    called.add(nxt[0])
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        queue.append(nxt)
+        graph: dict = {}
+        for node, edges in edges_of.items():
+            mine = graph.setdefault(self.name(node[0]), set())
+            if not (node[4] and node[0] in called):
+                mine.update(edges)
         for wrapper, inner in self._wrapper_edges.items():
             graph.setdefault(wrapper, set()).update(inner)
+        for callees in list(graph.values()):
+            for c in callees:
+                graph.setdefault(c, set())
         return {k: sorted(v) for k, v in sorted(graph.items())}
 
     def _scope(self, fid: str, self_cls: Optional[str], bindings, closure) -> Scope:
@@ -201,10 +233,14 @@ class CallGraph:
         for q, g in m.functions.items():
             if g.decorators and g.parent == here and q != "<module>" and (
                     g.class_name is None or self._class_parent(m, g.class_name) == here):
+                # the decorators apply bottom-up: each is given what the one below returned
                 given = frozenset({Func(f"{mod}:{q}")})
-                for d in g.decorators:
-                    for v in self.p.eval(d, scope):
-                        out += self._called(v, (("__value__", given),), (), scope)
+                for d in reversed(g.decorators):
+                    dvals = self.p.eval(d, scope)
+                    for v in dvals:
+                        if not (isinstance(v, External) and v.name in DESCRIPTOR_TYPES):
+                            out += self._called(v, (("__value__", given),), (), scope)
+                    given = self.p.apply_decorator(dvals, given, scope)
         for q, c in m.classes.items():
             if c.decorators and self._class_parent(m, q) == here:
                 given = frozenset({Class(f"{mod}:{q}")})
@@ -272,6 +308,11 @@ class CallGraph:
             bound = CallMixin._widened(self.p.bind_args(f, v, args, kwargs, scope))
             if self_cls is not None and f.params:
                 bound.pop(f.params[0], None)  # self / cls: the node's self class already says it
+            passed = self._passed.setdefault(wid, {})
+            for param, vals in bound.items():
+                known = frozenset(x for x in vals if not isinstance(x, Unknown))
+                if known:
+                    passed[param] = passed.get(param, frozenset()) | known
             if bound:
                 try:
                     key = tuple(sorted(bound.items(), key=lambda kv: kv[0]))

@@ -192,6 +192,9 @@ class ResolverMixin:
                 return inst
         if name == f.vararg or name == f.kwarg:
             return frozenset({Unknown("varargs")})
+        passed = self.argument_values.get(s.func_id, {}).get(name) if s.func_id else None
+        if passed:
+            return passed | {Unknown(f"parameter {name}")}
         return frozenset({Unknown(f"parameter {name}")})
 
     def instances_of(self, type_expr, scope: Scope) -> frozenset:
