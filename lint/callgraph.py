@@ -137,9 +137,9 @@ class CallGraph:
                 graph.setdefault(c, set())
         return {k: sorted(v) for k, v in sorted(graph.items())}
 
-    def _scope(self, fid: str, self_cls: Optional[str], bindings, closure) -> Scope:
+    def _scope(self, fid: str, self_cls: Optional[str], bindings, closure, line: Optional[int] = None) -> Scope:
         return Scope(split_id(fid)[0], self.p.function(fid), fid, self_cls, dict(bindings) if bindings else None,
-                     0, dict(closure) if closure else None)
+                     0, dict(closure) if closure else None, line)
 
     def _callees(self, fid: str, self_cls: Optional[str], bindings, closure) -> list:
         """(callee name, node to walk or None) for every call of the function's body."""
@@ -147,19 +147,25 @@ class CallGraph:
         if f is None:
             return []
         scope = self._scope(fid, self_cls, bindings, closure)
+        top_level = f.qualname == "<module>"
+
+        def at(line: int) -> Scope:  # the module's top level runs in order: its names as bound above the line
+            return self._scope(fid, self_cls, bindings, closure, line) if top_level else scope
+
         out: list = []
         for site in f.calls:
-            vals = self.p.eval(site.func, scope)
+            here = at(site.line)
+            vals = self.p.eval(site.func, here)
             for v in vals:
-                out += self._called(v, site.args, site.kwargs, scope)
+                out += self._called(v, site.args, site.kwargs, here)
                 if isinstance(v, External):
-                    out += self._passed_functions(v.name, site, scope)
+                    out += self._passed_functions(v.name, site, here)
             if site.func[0] == "attr" and not any(isinstance(v, (Func, Class, Instance, Partial, External, Op))
                                                   for v in vals):
-                out += self._literal_method(site.func, scope)
+                out += self._literal_method(site.func, here)
         for eff in f.effects:
-            out += self._effect_callees(eff, scope)
-        out += self._decorations(fid, scope)
+            out += self._effect_callees(eff, at(eff.line))
+        out += self._decorations(fid, scope, at)
         return out
 
     def _passed_functions(self, name: str, site, scope: Scope) -> list:
@@ -221,7 +227,7 @@ class CallGraph:
                         out += self._called(fn, (), (), scope)
         return out
 
-    def _decorations(self, fid: str, scope: Scope) -> list:
+    def _decorations(self, fid: str, scope: Scope, at) -> list:
         """A ``def`` or ``class`` runs its decorators in the enclosing scope: ``@dec def f`` is ``dec(f)``
         called by the code that defines ``f`` (the module's top level for a module-level function)."""
         mod, qual = split_id(fid)
@@ -235,18 +241,19 @@ class CallGraph:
                     g.class_name is None or self._class_parent(m, g.class_name) == here):
                 # the decorators apply bottom-up: each is given what the one below returned
                 given = frozenset({Func(f"{mod}:{q}")})
+                here = at(g.line)
                 for d in reversed(g.decorators):
-                    dvals = self.p.eval(d, scope)
+                    dvals = self.p.eval(d, here)
                     for v in dvals:
                         if not (isinstance(v, External) and v.name in DESCRIPTOR_TYPES):
-                            out += self._called(v, (("__value__", given),), (), scope)
-                    given = self.p.apply_decorator(dvals, given, scope)
+                            out += self._called(v, (("__value__", given),), (), here)
+                    given = self.p.apply_decorator(dvals, given, here)
         for q, c in m.classes.items():
             if c.decorators and self._class_parent(m, q) == here:
                 given = frozenset({Class(f"{mod}:{q}")})
                 for d in c.decorators:
-                    for v in self.p.eval(d, scope):
-                        out += self._called(v, (("__value__", given),), (), scope)
+                    for v in self.p.eval(d, at(c.line)):
+                        out += self._called(v, (("__value__", given),), (), at(c.line))
         return out
 
     @staticmethod

@@ -11,6 +11,7 @@ from typing import Optional
 from ..dynamo import model
 from ..summary import FunctionSummary
 from ..values import (
+    ANY_KEY,
     EMPTY,
     UNKNOWN,
     Class,
@@ -99,7 +100,8 @@ class EvaluatorMixin:
         narrowed = cache.get(keep)
         if narrowed is None:
             narrowed = cache[keep] = Scope(scope.module, scope.func, scope.func_id, scope.self_cls,
-                                           {k: bindings[k] for k in keep} or None, scope.depth, scope.closure)
+                                           {k: bindings[k] for k in keep} or None, scope.depth, scope.closure,
+                                           scope.line)
         return narrowed
 
     def _param_reads(self, f: Optional[FunctionSummary], expr) -> Optional[frozenset]:
@@ -186,7 +188,7 @@ class EvaluatorMixin:
             if e[1] == "tuple":
                 return frozenset({TupleVal(tuple(parts))})
             elems = frozenset().union(*parts) if parts else EMPTY
-            return frozenset({SeqVal(elems)})
+            return frozenset({SeqVal(elems, tuple(parts) if e[1] == "list" else ())})
         if k == "comp":
             return frozenset({SeqVal(self.eval(e[1], scope))})
         if k == "func":
@@ -354,10 +356,14 @@ class EvaluatorMixin:
         return frozenset(out)
 
     def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
-        if key_expr == _SLICE:  # `self.blocks[:-1]`: a slice of a sequence is a sequence of the same elements
+        if key_expr[:2] == _SLICE:  # `self.blocks[:-1]`: a slice of a sequence is a sequence of the same elements
             out = set()
+            bounds = key_expr[2:]  # constant bounds, when the index kept them
             for v in _fixed(base):
-                if isinstance(v, SeqVal):
+                if isinstance(v, SeqVal) and v.items and bounds:
+                    part = v.items[bounds[0]:bounds[1]]
+                    out.add(SeqVal(frozenset().union(*part) if part else EMPTY, part))
+                elif isinstance(v, SeqVal):
                     out.add(v)
                 elif isinstance(v, TupleVal):
                     out.add(SeqVal(frozenset().union(*v.items) if v.items else EMPTY))
@@ -375,7 +381,7 @@ class EvaluatorMixin:
                     hit = False
                     for kc in consts:
                         for key, vals in v.items:
-                            if key == kc:
+                            if key == kc or key == ANY_KEY:
                                 out |= vals
                                 hit = True
                     if not hit:
@@ -384,7 +390,13 @@ class EvaluatorMixin:
                     for _, vals in v.items:
                         out |= vals
             elif isinstance(v, SeqVal):
-                out |= v.elems
+                kv = self.eval(key_expr, scope) if v.items else EMPTY
+                idx = [x.value for x in kv if isinstance(x, Const) and type(x.value) is int]
+                if v.items and idx and len(idx) == len(kv) and all(-len(v.items) <= i < len(v.items) for i in idx):
+                    for i in idx:  # a list literal's position
+                        out |= v.items[i]
+                else:
+                    out |= v.elems
             elif isinstance(v, TupleVal):
                 kv = self.eval(key_expr, scope)
                 idx = [x.value for x in kv if isinstance(x, Const) and isinstance(x.value, int)]
