@@ -105,31 +105,47 @@ class CallGraph:
 
     def _walk(self) -> dict:
         # A node is (function id, self class, bound parameters, closure, is-a-start).  Every function starts
-        # once with nothing bound; a function some call of the program reaches gets its edges from the
-        # calls' contexts only (its start's edges were for parameters no call leaves unknown): in
-        # `def f(key): ls[key]()` called as f(1), f calls ls[1] and not every element of ls.
+        # once with nothing bound, but a function that the program calls gets its edges from the calls'
+        # contexts only: its start's edges were for parameters that no call leaves unknown (in
+        # `def f(key): ls[key]()` called as f(1), f calls ls[1], not every element of ls).  So the graph is
+        # what the *live* nodes call: the starts of functions nothing live calls (a module's top level, an
+        # API nobody calls), and every node a live node reaches.
         edges_of: dict = {}
+        succ: dict = {}
         start = [(fid, cls, None, (), True) for fid, cls in self.nodes()]
         seen = set(start)
         queue = deque(start)
-        called: set = set()
         while queue:
             node = queue.popleft()
-            edges = edges_of.setdefault(node, set())
+            edges, nexts = edges_of.setdefault(node, set()), succ.setdefault(node, set())
             for callee, nxt in self._callees(*node[:4]):
                 if callee is not None:
                     edges.add(callee)
                 if nxt is not None:
                     nxt = nxt + (False,)
-                    called.add(nxt[0])
+                    nexts.add(nxt)
                     if nxt not in seen:
                         seen.add(nxt)
                         queue.append(nxt)
+        # roots: the starts of functions that no other function calls; then the starts of functions still
+        # without a live node (called only from dead nodes, or a recursion nobody enters)
+        called = {n[0] for m, nexts in succ.items() for n in nexts if n[0] != m[0]}
+        live: set = set()
+        for roots in ([n for n in start if n[0] not in called], None):
+            if roots is None:
+                has_live = {n[0] for n in live}
+                roots = [n for n in start if n[0] not in has_live]
+            stack = list(roots)
+            while stack:
+                n = stack.pop()
+                if n not in live:
+                    live.add(n)
+                    stack.extend(succ.get(n, ()))
         graph: dict = {}
-        for node, edges in edges_of.items():
-            mine = graph.setdefault(self.name(node[0]), set())
-            if not (node[4] and node[0] in called):
-                mine.update(edges)
+        for node in start:
+            graph.setdefault(self.name(node[0]), set())
+        for node in live:
+            graph.setdefault(self.name(node[0]), set()).update(edges_of.get(node, ()))
         for wrapper, inner in self._wrapper_edges.items():
             graph.setdefault(wrapper, set()).update(inner)
         for callees in list(graph.values()):
@@ -331,3 +347,4 @@ class CallGraph:
                     seen.add(key)
                     bindings = key
         return (wid, self_cls, bindings, v.closure if wid == v.id else ())
+
