@@ -24,6 +24,7 @@ from .values import Class, Const, DictVal, External, Func, Instance, Op, Partial
 
 MAX_CONTEXTS = 8  # distinct argument bindings a function is walked under (then only the context-free walk)
 MAX_ROUNDS = 3  # walks of the program while the arguments passed to parameters grow (CallGraph.adjacency)
+MAX_PASSED = 4  # functions / classes / instances a parameter may take from the calls (Program.argument_values)
 
 # builtin types a method is wrapped in by its decorator (the resolver keeps them as the function's flags): making
 # the descriptor object runs no code of anyone's, so it is no call of the graph
@@ -97,9 +98,13 @@ class CallGraph:
         for _ in range(MAX_ROUNDS):
             self._contexts, self._wrapper_edges, self._passed = {}, {}, {}
             graph = self._walk()
-            if self._passed == self.p.argument_values:
+            # a parameter given many functions or objects is left unknown: one such value set read in a
+            # hot function multiplied the contexts of everything downstream (compile-lint's own source)
+            passed = {fid: kept for fid, params in self._passed.items()
+                      if (kept := {k: v for k, v in params.items() if len(v) <= MAX_PASSED})}
+            if passed == self.p.argument_values:
                 break
-            self.p.argument_values = self._passed
+            self.p.argument_values = passed
             self.p.forget_values()
         return graph
 
@@ -346,7 +351,7 @@ class CallGraph:
                 bound.pop(f.params[0], None)  # self / cls: the node's self class already says it
             passed = self._passed.setdefault(wid, {})
             for param, vals in bound.items():
-                known = frozenset(x for x in vals if not isinstance(x, Unknown))
+                known = frozenset(x for x in vals if isinstance(x, CALLABLE_VALUES))
                 if known:
                     passed[param] = passed.get(param, frozenset()) | known
             if bound:
