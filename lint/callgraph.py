@@ -10,7 +10,11 @@ outside the scanned code keep the names compile-lint gives them (``builtins.len`
 Unlike a region's walk (``graph`` without ``--all``, lint/graph.py), this one is not about Dynamo: every call is
 an edge, whatever Dynamo would do with it.  Functions are walked per *calling context*: the functions, classes
 and containers bound to their parameters at a call site (``func1(lambda x: x + 1)`` makes ``a()`` in ``func1``
-an edge to that lambda), at most ``MAX_CONTEXTS`` per function, plus the context-free walk of every function.
+an edge to that lambda), at most ``MAX_CONTEXTS`` per function.  Every function also starts once with nothing
+bound; that start counts only for a function no other function calls (``_walk``).  Then the functions,
+classes and instances the calls passed become what an unbound parameter may be (``Program.argument_values``)
+and the program is walked again, at most ``MAX_ROUNDS`` times.  At the module's top level, names are read as
+the lines above the call left them (``Scope.line``).
 """
 from __future__ import annotations
 
