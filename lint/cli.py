@@ -264,8 +264,11 @@ def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_di
 @_apply(_scan_params)
 @click.option("--from", "src", metavar="QUALNAME", help="Print the call paths starting at this function.")
 @click.option("--to", "dst", metavar="QUALNAME", help="... and ending at this function (or callee).")
+@click.option("--all", "everything", is_flag=True, help="The whole program's call graph: every function, method, "
+              "closure and lambda of the scanned files, and each module's top-level code, not only what the "
+              "compiled regions reach.")
 def graph_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
-              cuda_version, exclude, quiet, debug, src, dst):
+              cuda_version, exclude, quiet, debug, src, dst, everything=False):
     """Print the resolved call graph as JSON (adjacency list), or the paths between two functions."""
     from .graph import build_graph, paths_between, unknown_name
 
@@ -273,13 +276,14 @@ def graph_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_d
                          cuda_version, exclude, quiet)
     if (src or dst) and not (src and dst):
         raise click.UsageError("--from and --to go together")
-    g = build_graph(opts)
+    g = build_graph(opts, everything)
     if src or dst:
         for flag, name in (("--from", src), ("--to", dst)):
             close = unknown_name(g, name)
             if close is not None:  # a typo is an error, not "no path"
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
-                raise click.UsageError(f"{flag} {name}: no such function in the call graph of the regions{hint}")
+                where = "the program" if everything else "the regions"
+                raise click.UsageError(f"{flag} {name}: no such function in the call graph of {where}{hint}")
         found = paths_between(g, src, dst)
         for p in found:
             click.echo(" -> ".join(p))

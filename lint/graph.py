@@ -1,4 +1,5 @@
-"""``compile-lint graph``: the resolved call graph from every region, as an adjacency list (PyCG's shape)."""
+"""``compile-lint graph``: the resolved call graph from every region, as an adjacency list (PyCG's shape);
+with ``--all``, the whole program's (lint/callgraph.py)."""
 from __future__ import annotations
 
 from collections import deque
@@ -7,10 +8,15 @@ from .engine import ScanOptions, scan
 from .program import dotted
 
 
-def build_graph(options: ScanOptions) -> dict:
-    """{caller: [callees]} over fully qualified names, every reached node listed (leaves with [])."""
+def build_graph(options: ScanOptions, everything: bool = False) -> dict:
+    """{caller: [callees]} over fully qualified names, every reached node listed (leaves with []).  From the
+    compiled regions; with ``everything``, from every function and module of the scanned files."""
     result = scan(options)
     program = result.program
+    if everything:
+        from .callgraph import CallGraph
+
+        return CallGraph(program, program.scanned_modules).adjacency()
     from .reach import Reach
 
     reach = Reach(program, None)

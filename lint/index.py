@@ -264,6 +264,10 @@ class Indexer:
             return self.conv(node.value, fn)
         if t is ast.Starred:
             return ("starred", self.conv(node.value, fn))
+        if t is ast.Slice and node.step is None and all(
+                b is None or isinstance(b, ast.Constant) and type(b.value) is int for b in (node.lower, node.upper)):
+            # `ls[1:3]`: the bounds kept, for a list literal's positions (evaluate.py: _subscript)
+            return ("unknown", "Slice", *(None if b is None else b.value for b in (node.lower, node.upper)))
         return ("unknown", t.__name__)
 
     # ------------------------------------------------------------ call collection
@@ -332,7 +336,8 @@ class Indexer:
                 stack.append((n.value, g))
             elif t in (ast.Yield, ast.YieldFrom):
                 if n.value is not None:
-                    fn.yields.append(self.conv(n.value, fn))
+                    value = self.conv(n.value, fn)  # `yield from x` yields x's elements
+                    fn.yields.append(("iter", value) if t is ast.YieldFrom else value)
                     stack.append((n.value, g))
             elif t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
                 for gen in n.generators:
@@ -427,6 +432,8 @@ class Indexer:
             return
         if t in (ast.For, ast.AsyncFor):
             self.collect(st.iter, fn, guards, in_try)
+            # a loop calls iter(x).__iter__ and __next__: an edge of the whole-program call graph
+            fn.effects.append(Effect("iter", self.conv(st.iter, fn), st.lineno, st.col_offset, guards))
             self.assign_target(st.target, ("iter", self.conv(st.iter, fn)), fn, guards, cls, at_module, st)
             self.block(st.body, fn, guards, in_try, cls)
             self.block(st.orelse, fn, guards, in_try, cls)
@@ -494,9 +501,20 @@ class Indexer:
             return
         if t is ast.Expr:
             self.collect(st.value, fn, guards, in_try)
+            v = st.value  # `d.update({"a": f})` on a module-level container: a store of each key
+            if (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "update"
+                    and isinstance(v.func.value, ast.Name) and len(v.args) == 1 and not v.keywords
+                    and isinstance(v.args[0], ast.Dict) and cls is None
+                    and (at_module or fn.is_global(v.func.value.id))):
+                for k, x in zip(v.args[0].keys, v.args[0].values):
+                    if k is not None:
+                        self.store(v.func.value.id, (self.conv(k, fn),), self.conv(x, fn), fn, at_module, st.lineno,
+                                   guards)
             return
         if t is ast.Raise:
             self.collect(st.exc, fn, guards, in_try)
+            if st.exc is not None and not isinstance(st.exc, ast.Call):  # `raise A` instantiates A
+                fn.effects.append(Effect("raise", self.conv(st.exc, fn), st.lineno, st.col_offset, guards))
             return
         if t is ast.Assert:
             self.collect(st.test, fn, guards, in_try)
@@ -514,10 +532,16 @@ class Indexer:
                 if tgt.id in fn.global_names:
                     fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
         elif isinstance(tgt, (ast.Tuple, ast.List)):
+            # `a, *b, c = v`: a is v[0], b the list v[1:-1], c is v[-1]
+            n = len(tgt.elts)
+            star = next((i for i, e in enumerate(tgt.elts) if isinstance(e, ast.Starred)), None)
             for i, e in enumerate(tgt.elts):
-                if isinstance(e, ast.Starred):
+                if i == star:
+                    part = ("rest", value, i, n - i - 1)
                     e = e.value
-                self.assign_target(e, ("item", value, i), fn, guards, cls, at_module, st)
+                else:
+                    part = ("item", value, i - n if star is not None and i > star else i)
+                self.assign_target(e, part, fn, guards, cls, at_module, st)
         elif isinstance(tgt, ast.Attribute):
             owner = fn.s.class_name
             if (
@@ -536,6 +560,9 @@ class Indexer:
                 key = _const_str(tgt.slice)
                 if key is not None:
                     self.env_set.add(key)
+            root, path = _subscript_path(tgt)
+            if root is not None and cls is None and (at_module or fn.is_global(root)):
+                self.store(root, tuple(self.conv(k, fn) for k in path), value, fn, at_module, st.lineno, guards)
             self.mutation_target(tgt, fn, guards, st)
 
     def mutation_target(self, tgt, fn: _Func, guards, st, augmented: bool = False) -> None:
@@ -606,6 +633,12 @@ class Indexer:
 
     def bind(self, name: str, b: Binding) -> None:
         self.m.bindings[name] = self.m.bindings.get(name, ()) + (b,)
+
+    def store(self, name: str, keys: tuple, value, fn: _Func, at_module: bool, line: int, guards: tuple) -> None:
+        """``name[k1][k2] = value`` on a module-level container (ModuleSummary.stores)."""
+        where = None if at_module else fn.s.qualname
+        b = Binding("store", (keys, value, where), line, guards)
+        self.m.stores[name] = self.m.stores.get(name, ()) + (b,)
 
     # ------------------------------------------------------------ definitions
     def _params(self, args: ast.arguments, fn: Optional[_Func]):
@@ -816,3 +849,12 @@ def decode_source(data: bytes) -> str:
         return data.decode(encoding)
     except (UnicodeDecodeError, LookupError):
         return data.decode("utf-8", errors="replace")
+
+
+def _subscript_path(tgt):
+    """``d["a"]["b"]`` -> ("d", [the "a" node, the "b" node]); (None, []) when the container is not a name."""
+    keys = []
+    while isinstance(tgt, ast.Subscript):
+        keys.append(tgt.slice)
+        tgt = tgt.value
+    return (tgt.id, keys[::-1]) if isinstance(tgt, ast.Name) else (None, [])

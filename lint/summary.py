@@ -10,6 +10,7 @@ the resolver in ``program/`` understands:
     ("binop", op, left, right)        ("cmp", left, ((op, right), ...))
     ("bool", "and"|"or", values)      ("not", operand)               ("ifexp", test, body, orelse)
     ("fstr", parts)                   ("item", value, index)         ("iter", iterable)
+    ("rest", value, start, after)     # `*b` of `a, *b, c = value`: value[start:len - after], a list
     ("enter", ctx_manager)            ("starred", value)             ("unknown", node_type)
 
 kwargs are ``((name_or_None, expr), ...)``; ``None`` stands for ``**mapping``.
@@ -21,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 9  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 11  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -76,7 +77,9 @@ class Effect:
     kinds: ``with`` (``detail`` = the context-manager expression; ``__enter__`` runs),
     ``contains`` (``detail`` = (container, key): ``key in container``),
     ``subscript`` (``detail`` = (container, key): a read ``container[key]``),
-    ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name).
+    ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name),
+    ``iter`` (``detail`` = what a ``for`` loop iterates over), ``raise`` (``detail`` = what ``raise X`` raises,
+    when it is not a call: a class raised is instantiated).
     """
 
     kind: str
@@ -145,6 +148,10 @@ class ModuleSummary:
     functions: dict = field(default_factory=dict)  # qualname -> FunctionSummary ("<module>" = top level)
     classes: dict = field(default_factory=dict)  # qualname -> ClassSummary
     dunder_all: Optional[tuple] = None
+    # name -> tuple[Binding("store", (keys, value, function qualname or None), line, guards)]: the item
+    # assignments ``name[k] = v`` (and ``name.update({k: v})``) to a module-level container, at the top level
+    # (None) or in a function that does not bind the name itself
+    stores: dict = field(default_factory=dict)
     env_keys_set: tuple = ()  # os.environ keys this module assigns
     env_keys_removed: tuple = ()  # os.environ keys this module pops / deletes
     suppressions: dict = field(default_factory=dict)  # line -> tuple of codes ("*" = all)

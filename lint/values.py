@@ -70,12 +70,15 @@ class Const:
 
 @dataclass(frozen=True)
 class DictVal:
-    items: tuple  # ((key Const value or None, frozenset of values), ...)
+    items: tuple  # ((key Const value or None, frozenset of values), ...); ANY_KEY: stored under an unknown key
 
 
 @dataclass(frozen=True)
 class SeqVal:
     elems: frozenset
+    # the value set of each position, when the sequence is a list literal's (``[f1, f2][1]`` is f2); () when
+    # the positions are not known (a comprehension, a list grown by a store at an unknown index)
+    items: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -141,3 +144,7 @@ for _cls in (Func, Class, Instance, Module, External, ExternalInstance, Foreign,
 def ordered(values) -> list:
     """A deterministic order for a value set (reports must not depend on hash seeds)."""
     return sorted(values, key=repr)
+
+
+# The key of a DictVal item stored under a key the resolver cannot tell (``d[key] = f``): any lookup may hit it.
+ANY_KEY = ("<any key>",)

@@ -65,3 +65,12 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
         self.env_removed: set = set()
+        # function id -> {parameter: values passed to it by some call of the program}: what an unbound
+        # parameter may be, flow-insensitively (PyCG's assumption).  Filled by the whole-program call graph
+        # (lint/callgraph.py) only; empty, parameters without a binding stay unknown.
+        self.argument_values: dict = {}
+
+    def forget_values(self) -> None:
+        """Drop every value worked out so far (not the loaded modules): after ``argument_values`` grew."""
+        for memo in (self._global_memo, self._eval_memo, self._call_memo, self._call_contexts, self._func_value_memo):
+            memo.clear()

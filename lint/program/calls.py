@@ -39,6 +39,13 @@ from .scope import MAX_CALL_DEPTH, Scope, _fixed
 MAX_CALL_CONTEXTS = 8
 
 
+# the values that calling runs code of the scanned program
+CALLABLE_VALUES = (Func, Class, Instance, Partial)
+# external functions that call the functions they are given: the positional arguments (map's function; the
+# callable among map's arguments, whichever position it is given in) and the ``key=`` of the sorting ones
+HIGHER_ORDER_CALLS = frozenset({"builtins.map", "builtins.filter", "functools.reduce"})
+KEY_FUNCTION_CALLS = frozenset({"builtins.sorted", "builtins.min", "builtins.max", "builtins.list.sort"})
+
 _ITERATION_BUILTINS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted",
                                  "builtins.iter", "builtins.filter"})
 _CONTAINER_FACTORIES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "builtins.list", "builtins.tuple",
@@ -245,6 +252,8 @@ class CallMixin:
                     if g and not self.guards_may_hold(g, inner):
                         continue
                     out |= self.eval(r, inner)
+                if f.yields:  # a generator function returns a generator: iterating it gives what it yields
+                    out = {SeqVal(frozenset().union(*(self.eval(y, inner) for y in f.yields)))}
                 if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
                     # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
                     out |= self.instances_of(f.returns_annotation, Scope(mod))
@@ -375,6 +384,12 @@ class CallMixin:
             return frozenset({Namespace(tuple((k, self.eval(x, scope)) for k, x in kwargs if k))})
         if name in _ITERATION_BUILTINS and args:
             return self._iteration(name, args, scope)
+        if name == "builtins.map" and args:  # a lazy sequence of what the function returns
+            results: set = set()
+            for fn in _fixed(frozenset().union(*(self._arg_values(args, scope, i) for i in range(len(args))))):
+                if isinstance(fn, CALLABLE_VALUES):
+                    results |= self.call(fn, (("__value__", frozenset({Unknown("element")})),), (), scope)
+            return frozenset({SeqVal(frozenset(results))})
         if name == "typing.cast" and len(args) == 2:  # cast(T, x) is x
             return self._arg_values(args, scope, 1)
         if name in _CONTAINER_FACTORIES:

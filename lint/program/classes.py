@@ -78,24 +78,24 @@ class ClassMixin:
         return out
 
     def mro(self, cid: str) -> list:
-        """Linearised bases: class ids of indexed classes and ``External`` names of outside ones."""
+        """Linearised bases: class ids of indexed classes and ``External`` names of outside ones, in Python's
+        C3 order (``class D(B, C)`` with ``B(A)``, ``C(A)``: D, B, C, A -- C's methods before A's).  A
+        hierarchy C3 rejects (Python raises TypeError at the ``class`` statement) keeps the depth-first order."""
         if cid in self._mro_memo:
             return self._mro_memo[cid]
         self._mro_memo[cid] = [cid]  # cut cycles
-        out = [cid]
+        bases: list = []
         c = self.klass(cid)
         if c is not None:
             mod = split_id(cid)[0]
             for b in c.bases:
                 for bv in _fixed(self.eval(b, Scope(mod))):
                     if isinstance(bv, Class):
-                        for x in self.mro(bv.id):
-                            if x not in out:
-                                out.append(x)
+                        bases.append((bv.id, self.mro(bv.id)))
                     elif isinstance(bv, External):
                         n = model.normalize(bv.name)
-                        if n not in out:
-                            out.append(n)
+                        bases.append((n, [n]))
+        out = [cid] + (_c3_merge([m for _, m in bases] + [[b for b, _ in bases]]) or _depth_first(bases, cid))
         self._mro_memo[cid] = out
         return out
 
@@ -226,3 +226,30 @@ class ClassMixin:
             fwd = self.member(inst.cls, "forward", inst)
             return frozenset(x for x in fwd if isinstance(x, Func))
         return EMPTY
+
+
+def _c3_merge(seqs: list) -> list:
+    """C3's merge of the bases' linearisations and the base list; [] when there is none (an inconsistent
+    hierarchy)."""
+    seqs = [list(q) for q in seqs if q]
+    out: list = []
+    while seqs:
+        for q in seqs:
+            head = q[0]
+            if not any(head in other[1:] for other in seqs):
+                break
+        else:
+            return []
+        out.append(head)
+        seqs = [[x for x in q if x != head] for q in seqs]
+        seqs = [q for q in seqs if q]
+    return out
+
+
+def _depth_first(bases: list, cid: str) -> list:
+    out: list = []
+    for _, m in bases:
+        for x in m:
+            if x not in out and x != cid:
+                out.append(x)
+    return out

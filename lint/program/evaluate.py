@@ -11,6 +11,7 @@ from typing import Optional
 from ..dynamo import model
 from ..summary import FunctionSummary
 from ..values import (
+    ANY_KEY,
     EMPTY,
     UNKNOWN,
     Class,
@@ -104,7 +105,8 @@ class EvaluatorMixin:
         narrowed = cache.get(keep)
         if narrowed is None:
             narrowed = cache[keep] = Scope(scope.module, scope.func, scope.func_id, scope.self_cls,
-                                           {k: bindings[k] for k in keep} or None, scope.depth, scope.closure)
+                                           {k: bindings[k] for k in keep} or None, scope.depth, scope.closure,
+                                           scope.line)
         return narrowed
 
     def _param_reads(self, f: Optional[FunctionSummary], expr) -> Optional[frozenset]:
@@ -191,7 +193,7 @@ class EvaluatorMixin:
             if e[1] == "tuple":
                 return frozenset({TupleVal(tuple(parts))})
             elems = frozenset().union(*parts) if parts else EMPTY
-            return frozenset({SeqVal(elems)})
+            return frozenset({SeqVal(elems, tuple(parts) if e[1] == "list" else ())})
         if k == "comp":
             return frozenset({SeqVal(self.eval(e[1], scope))})
         if k == "func":
@@ -257,7 +259,7 @@ class EvaluatorMixin:
             out = set()
             for v in _fixed(base):
                 if isinstance(v, TupleVal):
-                    if k == "item" and e[2] < len(v.items):
+                    if k == "item" and -len(v.items) <= e[2] < len(v.items):
                         out |= v.items[e[2]]
                     else:
                         out |= frozenset().union(*v.items) if v.items else EMPTY
@@ -270,9 +272,21 @@ class EvaluatorMixin:
                     out |= v.elems
                 elif isinstance(v, DictVal) and k == "iter":
                     out |= {Const(key) for key, _ in v.items if key is not None}
+                elif isinstance(v, Instance) and k == "iter":
+                    out |= self.iterated(v, scope) or {Unknown("element")}
                 else:
                     out.add(Unknown("element"))
             return frozenset(out)
+        if k == "rest":  # the starred target of an unpacking: a list of the items it takes
+            out = set()
+            for v in _fixed(self.eval(e[1], scope)):
+                if isinstance(v, TupleVal):
+                    out |= frozenset().union(*v.items[e[2]:len(v.items) - e[3]])
+                elif isinstance(v, SeqVal):
+                    out |= v.elems
+                else:
+                    out.add(Unknown("element"))
+            return frozenset({SeqVal(frozenset(out))})
         if k == "enter":
             out = set()
             cm = self._contextmanager_yields(e[1], scope)
@@ -293,6 +307,19 @@ class EvaluatorMixin:
             t = self.truth(e, scope)
             return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
+
+    def iterated(self, inst: Instance, scope: Scope) -> frozenset:
+        """What ``for x in inst`` binds: the iterator is ``inst.__iter__()``, each element its ``__next__()``
+        (or, for an ``__iter__`` written as a generator, what it yields)."""
+        out: set = set()
+        for it in _fixed(self.member(inst.cls, "__iter__", inst)):
+            for r in _fixed(self.call(it, (), (), scope)):
+                if isinstance(r, Instance):
+                    nxt = self.member(r.cls, "__next__", r)
+                    out |= frozenset().union(*(self.call(f, (), (), scope) for f in _fixed(nxt))) if nxt else EMPTY
+                elif isinstance(r, SeqVal):
+                    out |= r.elems
+        return frozenset(out)
 
     def _contextmanager_yields(self, ctx, scope: Scope) -> Optional[frozenset]:
         """``with cm(args) as x``, ``cm`` a ``@contextlib.contextmanager`` function: ``x`` is what it yields."""
@@ -334,10 +361,14 @@ class EvaluatorMixin:
         return frozenset(out)
 
     def _subscript(self, base: frozenset, key_expr, scope: Scope) -> frozenset:
-        if key_expr == _SLICE:  # `self.blocks[:-1]`: a slice of a sequence is a sequence of the same elements
+        if key_expr[:2] == _SLICE:  # `self.blocks[:-1]`: a slice of a sequence is a sequence of the same elements
             out = set()
+            bounds = key_expr[2:]  # constant bounds, when the index kept them
             for v in _fixed(base):
-                if isinstance(v, SeqVal):
+                if isinstance(v, SeqVal) and v.items and bounds:
+                    part = v.items[bounds[0]:bounds[1]]
+                    out.add(SeqVal(frozenset().union(*part) if part else EMPTY, part))
+                elif isinstance(v, SeqVal):
                     out.add(v)
                 elif isinstance(v, TupleVal):
                     out.add(SeqVal(frozenset().union(*v.items) if v.items else EMPTY))
@@ -355,7 +386,7 @@ class EvaluatorMixin:
                     hit = False
                     for kc in consts:
                         for key, vals in v.items:
-                            if key == kc:
+                            if key == kc or key == ANY_KEY:
                                 out |= vals
                                 hit = True
                     if not hit:
@@ -364,7 +395,13 @@ class EvaluatorMixin:
                     for _, vals in v.items:
                         out |= vals
             elif isinstance(v, SeqVal):
-                out |= v.elems
+                kv = self.eval(key_expr, scope) if v.items else EMPTY
+                idx = [x.value for x in kv if isinstance(x, Const) and type(x.value) is int]
+                if v.items and idx and len(idx) == len(kv) and all(-len(v.items) <= i < len(v.items) for i in idx):
+                    for i in idx:  # a list literal's position
+                        out |= v.items[i]
+                else:
+                    out |= v.elems
             elif isinstance(v, TupleVal):
                 kv = self.eval(key_expr, scope)
                 idx = [x.value for x in kv if isinstance(x, Const) and isinstance(x.value, int)]

@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import FunctionSummary, ModuleSummary
-from ..values import EMPTY, Class, Const, External, ExternalInstance, Instance, Module, Unknown
+from ..values import ANY_KEY, EMPTY, Class, Const, DictVal, External, ExternalInstance, Instance, Module, SeqVal, Unknown
 from .locator import BUILTIN_NAMES
 from .scope import Scope, _fixed
 
@@ -72,44 +72,64 @@ class ResolverMixin:
         return frozenset({External(model.normalize(name))})
 
     # ------------------------------------------------------------- name lookup
-    def resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
+    def resolve_global(self, mod: str, name: str, typing: bool = False, before: Optional[int] = None) -> frozenset:
         """What a module-level name may be bound to at run time (``typing=True``: as a type checker sees it,
-        with ``if TYPE_CHECKING:`` imports, for annotations)."""
-        key = (mod, name, typing)
+        with ``if TYPE_CHECKING:`` imports, for annotations); ``before``: at that line of the module's top
+        level, by the bindings above it."""
+        key = (mod, name, typing, before)
         if key in self._global_memo:
             return self._global_memo[key]
         if key in self._active:
             return EMPTY
         self._active.add(key)
         try:
-            res = self._resolve_global(mod, name, typing)
+            res = self._resolve_global(mod, name, typing, before)
         finally:
             self._active.discard(key)
         res = self._global_memo[key] = self._interned(res)
         return res
 
-    def _resolve_global(self, mod: str, name: str, typing: bool = False) -> frozenset:
+    def _resolve_global(self, mod: str, name: str, typing: bool = False, before: Optional[int] = None) -> frozenset:
         m = self.module(mod)
         if m is None:
             return frozenset({External(model.normalize(f"{mod}.{name}"))})
         out = set()
         scope = Scope(mod)
         preds = {"typing.TYPE_CHECKING": True} if typing else None
-        for b in m.bindings.get(name, ()):
+        stores = m.stores.get(name, ())
+        # The module's top level runs once, in order: a binding that always runs replaces what came before
+        # it (`a = dec1` then `a = dec2`: a is dec2), and an item stored at the top level replaces that item
+        # (`d["a"] = f2` after `d = {"a": f1}`).  A binding whose value reads the name itself
+        # (`f = lru_cache(f)`) adds to the earlier ones: evaluating it meets the recursion guard.
+        top_stores = [b for b in stores if b.value[2] is None]
+        events = sorted([(b.line, 0, i, b) for i, b in enumerate(m.bindings.get(name, ()))]
+                        + [(b.line, 1, i, b) for i, b in enumerate(top_stores)], key=lambda x: x[:3])
+        for line, _, _, b in events:
+            if before is not None and line >= before:
+                break
             if not self.guards_may_hold(b.guards, scope, preds):
                 continue
+            if b.kind == "store":
+                out = self._stored(out, b, mod, before is not None)
+                continue
             if b.kind == "def":
-                out.add(self.function_value(f"{mod}:{b.value}", scope))
+                vals = {self.function_value(f"{mod}:{b.value}", scope)}
             elif b.kind == "class":
-                out.add(Class(f"{mod}:{b.value}"))
-            elif b.kind == "assign":
-                out |= self.eval(b.value, scope)
+                vals = {Class(f"{mod}:{b.value}")}
+            elif b.kind == "assign":  # read as the lines above it left the names (when asked at a line)
+                vals = self.eval(b.value, Scope(mod, line=b.line) if before is not None else scope)
             elif b.kind == "import":
                 target = b.value
-                if target[1] is None:
-                    out |= self.module_value(target[0])
-                else:
-                    out |= self.import_from(target[0], target[1])
+                vals = self.module_value(target[0]) if target[1] is None else self.import_from(target[0], target[1])
+            else:
+                continue
+            if b.guards or b.kind == "assign" and _reads_name(b.value, name):
+                out |= vals
+            else:
+                out = set(vals)
+        for b in stores:  # stores in functions: may have run, in any order
+            if b.value[2] is not None and self.guards_may_hold(b.guards, scope, preds):
+                out = self._stored(out, b, mod)
         if out:
             return frozenset(out)
         for star_mod, guards in m.star_imports:
@@ -134,6 +154,18 @@ class ResolverMixin:
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def _stored(self, vals: set, b, mod: str, at_line: bool = False) -> set:
+        """The values of a container after ``container[k1][k2] = value`` (a ``store`` of ModuleSummary.stores)."""
+        keys, value, where = b.value
+        scope = Scope(mod, line=b.line) if at_line else Scope(mod)
+        if where is not None:
+            fid = f"{mod}:{where}"
+            scope = Scope(mod, self.function(fid), fid)
+        key_vals = tuple(self.eval(k, scope) for k in keys)
+        new = self.eval(value, scope)
+        replace = where is None and not b.guards  # a top-level store that always runs
+        return {_with_item(v, key_vals, new, replace) for v in vals}
 
     def import_from(self, module: str, name: str) -> frozenset:
         m = self.module(module)
@@ -163,7 +195,8 @@ class ResolverMixin:
                 break
             parent_id = f"{s.module}:{f.parent}"
             s = Scope(s.module, self.function(parent_id), parent_id, s.self_cls, s.closure, s.depth)
-        return self.resolve_global(scope.module, name)
+        top_level = scope.line is not None and (scope.func is None or scope.func.qualname == "<module>")
+        return self.resolve_global(scope.module, name, before=scope.line if top_level else None)
 
     def _local_value(self, name: str, s: Scope) -> frozenset:
         """Every value the function's assignments to ``name`` may give it (flow-insensitive)."""
@@ -201,6 +234,9 @@ class ResolverMixin:
                 return inst
         if name == f.vararg or name == f.kwarg:
             return frozenset({Unknown("varargs")})
+        passed = self.argument_values.get(s.func_id, {}).get(name) if s.func_id else None
+        if passed:
+            return passed | {Unknown(f"parameter {name}")}
         return frozenset({Unknown(f"parameter {name}")})
 
     def instances_of(self, type_expr, scope: Scope) -> frozenset:
@@ -280,3 +316,43 @@ def _dotted_expr(name: str):
     for p in parts[1:]:
         e = ("attr", e, p)
     return e
+
+
+def _reads_name(e, name: str) -> bool:
+    """Does the expression read the name (``("name", name)`` anywhere in it)?"""
+    if isinstance(e, tuple):
+        if len(e) == 2 and e[0] == "name" and e[1] == name:
+            return True
+        return any(_reads_name(x, name) for x in e)
+    return False
+
+
+def _with_item(v, key_vals: tuple, new: frozenset, replace: bool):
+    """``v`` after ``v[k1][k2]... = new`` (the keys' value sets in order).  A dict's item under a constant key
+    is replaced when ``replace`` (the store always runs), else the new values add to it; a key the resolver
+    cannot tell is ANY_KEY.  A list literal's position is replaced the same way; any other store to a list
+    adds to its elements and forgets the positions."""
+    if not key_vals:
+        return v
+    if isinstance(v, Const) and isinstance(v.value, tuple):  # a list of constants, folded: its items
+        v = SeqVal(frozenset(Const(x) for x in v.value), tuple(frozenset({Const(x)}) for x in v.value))
+    kv, rest = key_vals[0], key_vals[1:]
+    consts = [x.value for x in kv if isinstance(x, Const)]
+    exact = len(consts) == 1 == len(kv)
+    if isinstance(v, DictVal):
+        if rest:  # d["a"]["b"] = f: into the item(s) under "a"
+            return DictVal(tuple((k, frozenset(_with_item(x, rest, new, replace and exact) for x in vals))
+                                 if k in consts or not consts or k == ANY_KEY else (k, vals) for k, vals in v.items))
+        keys = consts if consts and len(consts) == len(kv) else [ANY_KEY]
+        kept = tuple((k, vals) for k, vals in v.items if not (replace and exact and k == keys[0]))
+        return DictVal(kept + tuple((k, new) for k in keys))
+    if isinstance(v, SeqVal):
+        if rest:
+            return v
+        pos = consts[0] if exact and type(consts[0]) is int else None
+        if pos is not None and v.items and -len(v.items) <= pos < len(v.items):
+            items = list(v.items)
+            items[pos] = new if replace else items[pos] | new
+            return SeqVal(frozenset().union(*items), tuple(items))
+        return SeqVal(v.elems | new)
+    return v

@@ -20,12 +20,15 @@ class Scope:
     bindings: Optional[dict] = None  # param -> frozenset (a call evaluated for its value)
     depth: int = 0
     closure: Optional[dict] = None  # the enclosing function's bindings, for a nested function
+    # a statement of a module's top level (the whole-program call graph): its names are bound as the lines
+    # before it left them (Program.resolve_global's ``before``); None: as the module's import left them
+    line: Optional[int] = None
 
     def key(self):
         """Identity of the scope for memoisation: bound values are part of it (value sets are hashable)."""
         k = self.__dict__.get("_key")
         if k is None:
-            k = (self.module, self.func_id, self.self_cls, _freeze(self.bindings), _freeze(self.closure))
+            k = (self.module, self.func_id, self.self_cls, _freeze(self.bindings), _freeze(self.closure), self.line)
             k = _SCOPE_KEYS.setdefault(k, k)  # one key object per distinct scope: memo keys share it
             self.__dict__["_key"] = k
         return k

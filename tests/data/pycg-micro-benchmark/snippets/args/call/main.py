@@ -1,0 +1,7 @@
+def param_func():
+    pass
+
+def func(a):
+    a()
+
+func(param_func)

@@ -1,0 +1,7 @@
+class MyClass:
+    def func(self):
+        pass
+
+a = MyClass()
+b = a.func
+b()

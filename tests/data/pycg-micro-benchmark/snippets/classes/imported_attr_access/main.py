@@ -1,0 +1,3 @@
+import to_import
+
+to_import.func()

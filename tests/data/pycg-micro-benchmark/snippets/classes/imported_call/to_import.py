@@ -1,0 +1,6 @@
+class MyClass:
+    def __init__(self):
+        pass
+
+    def func(self):
+        pass

@@ -1,0 +1,9 @@
+class MyClass:
+    def func(self):
+        def nested():
+            pass
+
+        nested()
+
+a = MyClass()
+a.func()

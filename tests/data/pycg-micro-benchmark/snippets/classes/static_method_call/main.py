@@ -1,0 +1,6 @@
+class MyClass:
+    @staticmethod
+    def func():
+        pass
+
+MyClass.func()

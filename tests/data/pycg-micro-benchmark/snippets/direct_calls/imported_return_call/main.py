@@ -1,0 +1,3 @@
+from to_import import func
+
+func()()

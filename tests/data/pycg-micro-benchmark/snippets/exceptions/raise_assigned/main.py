@@ -1,0 +1,6 @@
+class A(Exception):
+    def __init__(self):
+        pass
+
+a = A
+raise a

@@ -1,0 +1,5 @@
+from ext import function
+
+a = function
+
+a()

@@ -1,0 +1,6 @@
+def func(x):
+    return x
+
+x = func
+x(1)
+x("y")

@@ -1,0 +1,2 @@
+def func1():
+    pass

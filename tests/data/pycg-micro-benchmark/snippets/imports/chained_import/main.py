@@ -1,0 +1,3 @@
+from from_import import func2
+
+func2()

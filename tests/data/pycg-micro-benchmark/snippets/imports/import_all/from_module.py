@@ -1,0 +1,5 @@
+def func1():
+    pass
+
+def func2():
+    pass

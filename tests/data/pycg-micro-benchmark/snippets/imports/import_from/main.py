@@ -1,0 +1,3 @@
+from from_module import func
+
+func()

@@ -1,0 +1,4 @@
+from .mod import func2
+
+def func():
+    pass

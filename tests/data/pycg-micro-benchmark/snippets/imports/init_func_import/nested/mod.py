@@ -1,0 +1,2 @@
+def func2():
+    pass

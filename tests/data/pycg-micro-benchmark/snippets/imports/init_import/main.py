@@ -1,0 +1,3 @@
+from nested import smth
+
+smth.func()

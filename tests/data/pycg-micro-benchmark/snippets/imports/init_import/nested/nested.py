@@ -1,0 +1,5 @@
+class Smth:
+    def func(self):
+        pass
+
+smth = Smth()

@@ -1,0 +1,4 @@
+import to_import2
+
+def func():
+    pass

@@ -1,0 +1,3 @@
+from nested.to_import import func1
+
+func1()

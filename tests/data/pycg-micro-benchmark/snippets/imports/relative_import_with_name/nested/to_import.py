@@ -1,0 +1,4 @@
+from .relative import func2
+
+def func1():
+    func2()

@@ -1,0 +1,3 @@
+x = lambda x: x + 1
+
+x(1)

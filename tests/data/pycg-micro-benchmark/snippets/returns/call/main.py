@@ -1,0 +1,8 @@
+def return_func():
+    pass
+
+def func():
+    return return_func
+
+a = func()
+a()

@@ -1,0 +1,4 @@
+from to_import import func
+
+a = func()
+a()
