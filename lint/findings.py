@@ -19,8 +19,9 @@ class Frame:
 
 
 # The kinds of condition stated by the walk rather than read from a guard (``Condition.expr[0]``): one of a
-# call's several callees (Reach's _alternatives), a wrapper its decorator installs on some paths only.
-ALTERNATIVE, CONDITIONAL_WRAPPER = "alternative", "conditional wrapper"
+# call's several callees (Reach's _alternatives), a wrapper its decorator installs on some paths only, the body
+# of a ``torch.compiler.disable``d function (Dynamo never traces it: what removing the disable would expose).
+ALTERNATIVE, CONDITIONAL_WRAPPER, BEHIND_DISABLE = "alternative", "conditional wrapper", "behind disable"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .exprtext import source as source_text
-from .findings import ALTERNATIVE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
+from .findings import ALTERNATIVE, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
@@ -594,6 +594,17 @@ class Reach:
                 out.append((name, (next(iter(vals)).value,)))
         return tuple(out)  # all of them: one node per entry, not one per call site (MAX_CONST_PARAMS)
 
+    def _disable_condition(self, act: Action, node: Node, child: Node) -> tuple:
+        """Entering a ``torch.compiler.disable``d function from traced code: Dynamo stops at the call (CL116)
+        and never traces the body, so what lies there is reported only under this condition -- what removing
+        the disable would expose, never a certain stop (the corpus's c056/c070: measured, the call is the stop)."""
+        if child.mode != "disabled" or node.mode == "disabled":
+            return ()
+        mod = self.p.module(split_id(node.fid)[0])
+        name = split_id(act.target.id)[1]
+        return (Condition(mod.path if mod else "", act.line, f"`{name}` is traced (without its torch.compiler.disable)",
+                          (BEHIND_DISABLE, act.target.id)),)
+
     def _wrapper_conditions(self, fv, wid: str) -> tuple:
         """The condition of entering wrapper ``wid`` of ``fv``: none, unless its decorator installs it on some
         paths only (``Program.conditional_wrappers``)."""
@@ -626,7 +637,8 @@ class Reach:
                     steps.append((_REPORT, "CL115", act, conds))
                 if _breaks_at_disable(act.target, node):
                     steps.append((_REPORT, "CL116", act, conds))
-                steps += [(_CHILD, child, act, conds + self._wrapper_conditions(act.target, child.fid))
+                steps += [(_CHILD, child, act, conds + self._wrapper_conditions(act.target, child.fid)
+                           + self._disable_condition(act, node, child))
                           for child in self._enter(act, node, fullgraph=variant[1])]
                 continue
             steps.append((_HAZARD, None, act, conds))
@@ -766,7 +778,7 @@ class Reach:
             kind = rule.kind
             message = rule.message.format(callee=marker, detail=f"`{callee}` ({inner.code} {inner.name})")
         elif node.mode == "disabled" and rule.code != "CL116":
-            message += " (behind torch.compiler.disable, itself an error under fullgraph=True: use an op boundary)"
+            message += " (behind torch.compiler.disable: Dynamo does not trace it; the disable is the stop)"
         if kind == BREAK:
             # an error only where every trace of a fullgraph region meets it; behind an undecided branch it may
             # stop Dynamo: a warning that names the branch

@@ -36,7 +36,9 @@ f_c = torch.compile(f, fullgraph=True)
            "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
            "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl", "os.execle", "os.execlp", "os.execlpe",
            "os.spawnv", "os.spawnve", "os.spawnl", "os.spawnle", "os.spawnvp", "os.spawnlp", "os.posix_spawn",
-           "os.posix_spawnp", "os.fork", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"),
+           "os.posix_spawnp", "os.fork", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
+           # waiting on a child (the corpus's c003: once Popen is opaque, `p.wait()` stops in Popen._wait's lock)
+           "subprocess.Popen.wait", "subprocess.Popen.communicate", "subprocess.Popen.poll"),
     invalid=('''
 import subprocess, torch
 def f(x):

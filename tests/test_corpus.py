@@ -23,16 +23,10 @@ def test_corpus_recall_and_precision(run_scan, capsys):
 
 
 # Where the analyzer and the every-stop measurement disagree (issue [D] item 3), measured on torch 2.13.0+cpu.  The
-# test fails when one is fixed (take it out) as well as when a new one appears: the list can only shrink.
-KNOWN_STOP_DISAGREEMENTS = {
-    # Stop 2: once subprocess.Popen(...) (line 11) is opaque, `p.wait()` stops Dynamo inside Popen._wait
-    # (`with self._waitpid_lock:`, GB0142); the analyzer says nothing at line 12.
-    ("c003_subprocess_popen_direct", "c003_subprocess_popen_direct.py:12"),
-    # An error inside a torch.compiler.disable'd function (CL101 on its subprocess call), which Dynamo never
-    # traces: its only stop is the call of the disabled function (GB0098), which CL116 reports.
-    ("c056_cache_loader_compiler_disable", "c056_cache_loader_compiler_disable.py:22"),
-    ("c070_compiler_disable_subprocess", "c070_compiler_disable_subprocess.py:11"),
-}
+# test fails when one is fixed (take it out) as well as when a new one appears: the list can only shrink.  Empty
+# since c003's `p.wait()` (subprocess.Popen.wait, measured GB0142) is CL101 and a torch.compiler.disable'd body
+# is reported only under the condition that it is traced (c056, c070: the disable itself is the stop, CL116).
+KNOWN_STOP_DISAGREEMENTS: set = set()
 
 
 def test_every_measured_stop_is_reported_and_every_error_is_a_stop(run_scan, capsys):
