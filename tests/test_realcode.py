@@ -164,3 +164,22 @@ def test_decoration_time_code_is_not_walked_on_opt(env):
 
     static = analyse([BY_NAME["opt"]], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     assert not [f for f in static["opt"]["findings"] if f["path"] == "transformers/utils/auto_docstring.py"]
+
+
+def test_in_memory_output_redirection_on_transformers(env):
+    """Issue [D]'s family on the code where it was met: transformers 5.24.0's model debugger turns a tensor into
+    text with `with StringIO() as buf, redirect_stdout(buf): print(value)` (model_debugging_utils.py,
+    `_repr_to_list`).  Both are measured to stop Dynamo on torch 2.13 (io.StringIO GB0156, redirect_stdout
+    GB0262): CL118 errors when the function is compiled."""
+    from compile_lint.engine import ScanOptions, scan
+
+    empty = cache_root() / "realcode" / "empty-scan-root"
+    empty.mkdir(parents=True, exist_ok=True)
+    result = scan(ScanOptions(paths=[empty], search_path=[env], use_environment=False, cache_dir=None,
+                              entries=["transformers.model_debugging_utils:_repr_to_list"], torch_version="2.13"))
+    got = {(f.rule, f.line, f.severity) for f in result.findings if Path(f.path).name == "model_debugging_utils.py"}
+    line = next(i for i, text in enumerate((env / "transformers" / "model_debugging_utils.py").read_text()
+                                           .splitlines(), 1) if "redirect_stdout(buf)" in text)
+    # one report per rule and line: the StringIO() and the redirect_stdout(buf) of the same `with`
+    assert ("CL118", line, "error") in got, got
+    assert ("CL108", line + 1, "error") in got, got  # the print() whose output it captures
