@@ -128,7 +128,9 @@ def _all_stops(fn, x, files: _CaseFiles) -> dict:
     try:
         torch.compile(fn, backend="eager")(x)
     except Exception as e:  # noqa: BLE001 - an eager call raised: nothing after it ran
-        eager_exc = f"{type(e).__qualname__}: {(str(e).strip().splitlines() or [''])[0]}"
+        # the case folder's own path is the checkout's, not the measurement's: written as cases/
+        first = (str(e).strip().splitlines() or [""])[0].replace(files.root, "cases" + os.sep)
+        eager_exc = f"{type(e).__qualname__}: {first}"
     finally:
         logging.getLogger(GRAPH_BREAKS_LOGGER).removeHandler(handler)
         torch._logging.set_logs()
