@@ -11,9 +11,13 @@ MEASURED_STOP = Rule(
                          "the call (each callee's measured outcome is reported)"),
     what="Finds calls to functions that the verdict table of the torch in use (`scripts/measure_dynamo_verdicts.py`, "
          "bundled per torch version) measured to stop Dynamo under `fullgraph=True`, when no other rule names "
-         "them: `json.dumps`, `copy.copy`, `dataclasses.fields`, `io.StringIO` on torch 2.13; "
-         "`importlib.util.find_spec`, `importlib.metadata.version` and `copy.deepcopy` on torch 2.11, which "
-         "torch 2.13 constant-folds or traces.",
+         "them: `json.dumps`, `copy.copy`, `dataclasses.fields`, in-memory output redirection (`io.StringIO`, "
+         "`contextlib.redirect_stdout`: transformers' model debugger) on torch 2.13; a generator's state "
+         "(`generator.get_state()` on a `torch.Generator`, GB7650: a measured stop beats the torch package "
+         "boundary; FlashInfer's `get_seed_and_offset`); calling an `IntEnum` of the scanned code, which runs "
+         "its base's `__call__` (`ActivationType(x)`, GB0116 on torch 2.11, compiles on 2.13: FlashInfer's "
+         "`normalize_activation_type`); `importlib.util.find_spec`, `importlib.metadata.version` and "
+         "`copy.deepcopy` on torch 2.11, which torch 2.13 constant-folds or traces.",
     why="What Dynamo traces is a fact of one torch version, and these calls are not hazards of a kind another "
         "rule describes (files, processes, clocks...): they stop Dynamo because it has no model of them. The "
         "report carries the exception, message and graph-break id measured on that torch.",

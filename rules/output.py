@@ -14,8 +14,8 @@ LOGGING = Rule(
                          "at the call (Logger methods); logging/__init__.py (module functions)"),
     what="Finds `logging.info(...)`-style module functions and `Logger` methods (`logger.warning`, "
          "`logger.debug`, ...) in traced code, even when the level is disabled.",
-    why="Dynamo does not trace `Logger` methods (GB0291) nor the root-logger functions (GB4841) unless they are "
-        "registered as reorderable logging functions: an error under `fullgraph=True`, a graph break otherwise.",
+    why="Dynamo does not trace `Logger` methods (GB0291) nor the root-logger functions (GB4841): an error under "
+        "`fullgraph=True`, a graph break otherwise.",
     example='''
 import logging, torch
 logger = logging.getLogger(__name__)
@@ -24,8 +24,10 @@ def f(x):
     logger.debug("shape %s", x.shape)  # CL107
     return x * 2
 ''',
-    fix="Log outside the compiled function, or register the function with "
-        "`torch._dynamo.config.reorderable_logging_functions`.",
+    fix="Log outside the compiled function, or have Dynamo skip the method: "
+        "`torch._dynamo.config.ignore_logger_methods.add(logging.Logger.warning)` (measured on torch 2.13: the "
+        "call is dropped from the graph; `reorderable_logging_functions` does not help a Logger method, it still "
+        "stops with GB0291 -- tests/test_fix_advice.py).",
     # + the methods transformers adds to every Logger (utils/logging.py), where Dynamo stopped on real models
     # (tests/realcode: `logger.warning_once` in utils/generic.py:1144, GB0291)
     calls=tuple(f"logging.{lv}" for lv in _LEVELS) + tuple(f"logging.Logger.{lv}" for lv in _LEVELS)
