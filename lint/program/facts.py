@@ -115,10 +115,6 @@ class UserFacts:
     def __bool__(self) -> bool:
         return bool(self.assumptions or self.env or self.env_complete)
 
-    def key(self) -> tuple:
-        """What the result cache keys on."""
-        return (tuple((a.expr, a.raw) for a in self.assumptions), tuple(sorted(self.env)), self.env_complete)
-
     # ------------------------------------------------------------ assumptions
     def assumption_for(self, e) -> Optional[Assumption]:
         """The assumption whose EXPR is ``e``'s source text or a dotted suffix of it."""
