@@ -5,6 +5,24 @@ module; ``enters``: types whose ``with`` block is the hazard; ``shapes``: method
 receiver's type is unknown), what Dynamo does there (``dynamo``), its documentation in ruff's order, the
 fixers that apply, and Fixit-style examples that the test-suite checks (``invalid`` must be flagged,
 ``valid`` must not; each defines ``f`` and compiles it).
+
+``fixed`` (TorchFix-style before/after) holds the rule's ``invalid`` hazard with the rule's own ``fix`` advice
+applied, written as the advice literally says (the value computed at import and read as a global; the hazard in
+the body of a ``torch.library.custom_op`` with a ``register_fake``; the lock or timer in the caller, outside the
+compiled function).  They are checked twice: statically like ``valid`` (not flagged with the rule,
+tests/test_rules.py), and on the installed torch (tests/test_fix_advice.py, the ``oracle`` marker, each example
+in a fresh process): a BREAK rule's ``invalid`` examples must stop Dynamo under
+``torch.compile(f, fullgraph=True, backend="eager")``, and every ``fixed`` example must compile there and return
+what eager returns.  Every BREAK rule with ``invalid`` examples has a ``fixed`` one: advice that does not compile
+when applied is wrong advice.
+
+The convention for ``invalid`` / ``fixed`` examples run by that oracle: ``f`` is called as ``f(*inputs(x))`` with
+``x = torch.arange(1.0, 5.0)`` (a float tensor of shape ``(4,)``; ``inputs`` is optional, ``lambda x: (x,)`` by
+default: an example passes a host value in through it).  An optional ``change()`` changes the state that the
+hazard reads (an environment variable, a global); both are called again after it and must still agree (for a
+SILENT rule's ``invalid`` example with a ``change()``, they must then disagree: that is the hazard).  The
+module-level ``f_c = torch.compile(f, fullgraph=True)`` is for the static analyzer (it marks the region); it is
+lazy and the oracle never calls it, it compiles ``f`` itself.
 """
 from __future__ import annotations
 
@@ -49,6 +67,7 @@ class Rule:
     shapes: tuple = ()  # (method name, max positional args)
     valid: tuple = ()
     invalid: tuple = ()
+    fixed: tuple = ()  # the invalid hazard with this rule's `fix` applied: must not be flagged, must compile
     family: str = field(default="", compare=False)
 
     def matches_call(self, qualname: str) -> bool:

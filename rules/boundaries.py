@@ -38,6 +38,18 @@ def f(x):
     return x + g()
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import torch
+@torch.library.custom_op("compile_lint_example::g", mutates_args=())
+def g(x: torch.Tensor) -> torch.Tensor:  # an op boundary instead of torch.compiler.disable
+    return x + 1
+@g.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return g(x)
+f_c = torch.compile(f, fullgraph=True)
+''',),
 )
 
 TRACE_TIME = Rule(
@@ -73,7 +85,41 @@ def ver():
 def f(x):
     return x * ver()
 f_c = torch.compile(f, fullgraph=True)
-''',),
+''', '''
+import subprocess, torch, torch._dynamo
+ARGS = ["echo", "a"]
+@torch._dynamo.assume_constant_result
+def out_len():
+    return len(subprocess.check_output(ARGS))
+def f(x):
+    return x * out_len()
+f_c = torch.compile(f, fullgraph=True)
+def change():  # the compiled f keeps the length read at its first compile
+    ARGS.append("bcd")
+'''),
+    fixed=('''
+import subprocess, torch
+ARGS = ["echo", "a"]
+@torch.library.custom_op("compile_lint_example::out_len", mutates_args=())
+def out_len(x: torch.Tensor) -> torch.Tensor:  # a real op: its body runs once per call
+    return x * len(subprocess.check_output(ARGS))
+@out_len.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return out_len(x)
+f_c = torch.compile(f, fullgraph=True)
+def change():
+    ARGS.append("bcd")
+''', '''
+import torch, torch._dynamo
+@torch._dynamo.assume_constant_result
+def ver():  # made pure
+    return 2
+def f(x):
+    return x * ver()
+f_c = torch.compile(f, fullgraph=True)
+'''),
 )
 
 RULES = (DISABLE, TRACE_TIME)

@@ -37,6 +37,16 @@ def f(x):
     return x * C0.v
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import torch
+class C:
+    def __init__(self):
+        self.v = 2.0  # computed in __init__, a plain attribute
+C0 = C()
+def f(x):
+    return x * C0.v
+f_c = torch.compile(f, fullgraph=True)
+''',),
 )
 
 CACHED_SIDE_EFFECT = Rule(
@@ -70,6 +80,13 @@ def noise():
     return torch.randn(4)
 def f(x):
     return x + noise()
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    fixed=('''
+import torch
+NOISE = torch.randn(4)  # computed before compiling, a module global
+def f(x):
+    return x + NOISE
 f_c = torch.compile(f, fullgraph=True)
 ''',),
     valid=('''

@@ -37,6 +37,19 @@ def f(x: torch.Tensor):
     return -x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import torch
+def f(x: torch.Tensor):
+    return torch.where(x.sum() > 0, x, -x)  # branchless
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import torch
+def f(x: torch.Tensor, positive: bool):
+    return x if positive else -x
+f_c = torch.compile(f, fullgraph=True)
+def inputs(x):  # the branch decided outside the compiled function
+    return (x, bool(x.sum() > 0))
+'''),
     valid=('''
 import torch
 def f(x: torch.Tensor):

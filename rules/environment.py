@@ -28,10 +28,32 @@ def f(x):
     calls=("os.getenv", "os.environ.get", "os.environ.__contains__"),
     invalid=('''
 import os, torch
+os.environ.pop("COMPILE_LINT_EXAMPLE_K", None)
 def f(x):
-    return x + (1 if os.getenv("K") else 0)
+    return x + (1 if os.getenv("COMPILE_LINT_EXAMPLE_K") else 0)
 f_c = torch.compile(f, fullgraph=True)
+def change():  # the compiled f keeps the value read at its first compile
+    os.environ["COMPILE_LINT_EXAMPLE_K"] = "1"
 ''',),
+    fixed=('''
+import os, torch
+os.environ.pop("COMPILE_LINT_EXAMPLE_K", None)
+def f(x, k):
+    return x + (1 if k else 0)
+f_c = torch.compile(f, fullgraph=True)
+def inputs(x):  # read outside the compiled function, the value passed in (a new value recompiles)
+    return (x, os.getenv("COMPILE_LINT_EXAMPLE_K"))
+def change():
+    os.environ["COMPILE_LINT_EXAMPLE_K"] = "1"
+''', '''
+import os, torch
+os.environ["COMPILE_LINT_EXAMPLE_K"] = "0"  # a key that is always set, read with os.environ[KEY]
+def f(x):
+    return x + int(os.environ["COMPILE_LINT_EXAMPLE_K"])
+f_c = torch.compile(f, fullgraph=True)
+def change():
+    os.environ["COMPILE_LINT_EXAMPLE_K"] = "1"
+'''),
     valid=('''
 import os, torch
 os.environ["SCALE"] = "2"
@@ -67,6 +89,13 @@ def f(x):
 import platform, torch
 def f(x):
     return x * (2 if platform.system() == "Linux" else 1)
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    fixed=('''
+import platform, torch
+SYSTEM = platform.system()  # probed once, at import, a module constant
+def f(x):
+    return x * (2 if SYSTEM == "Linux" else 1)
 f_c = torch.compile(f, fullgraph=True)
 ''',),
     calls=("platform.system", "platform.machine", "platform.processor", "platform.uname", "platform.node",

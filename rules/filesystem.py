@@ -67,6 +67,26 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 '''),
+    fixed=('''
+import os, torch
+TMP_EXISTS = os.path.exists("/tmp")  # checked once, at import, and read as a global
+def f(x):
+    return x + (1 if TMP_EXISTS else 0)
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import pathlib, tempfile, torch
+DIR = pathlib.Path(tempfile.mkdtemp())
+@torch.library.custom_op("compile_lint_example::make_dir", mutates_args=())
+def make_dir(x: torch.Tensor) -> torch.Tensor:  # an op boundary: the mkdir runs in the op's body
+    (DIR / "x").mkdir(exist_ok=True)
+    return x.clone()
+@make_dir.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return make_dir(x)
+f_c = torch.compile(f, fullgraph=True)
+'''),
     valid=('''
 import os, pathlib, torch
 BASE = pathlib.Path("/opt")
@@ -106,6 +126,29 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import pathlib, tempfile, torch
+PATH = pathlib.Path(tempfile.mkdtemp()) / "scale"
+PATH.write_text("2")
+with open(PATH) as fh:  # read once, outside the region, and the value kept
+    SCALE = float(fh.read())
+def f(x):
+    return x * SCALE
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import pathlib, tempfile, torch
+LOG = pathlib.Path(tempfile.mkdtemp()) / "log"
+@torch.library.custom_op("compile_lint_example::write_log", mutates_args=())
+def write_log(x: torch.Tensor) -> torch.Tensor:  # an op boundary: the file is written on every call
+    open(LOG, "w").write("x")
+    return x.clone()
+@write_log.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return write_log(x)
+f_c = torch.compile(f, fullgraph=True)
+'''),
 )
 
 FILELOCK = Rule(
@@ -138,6 +181,28 @@ def f(x):
         return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import filelock, tempfile, torch
+LOCK_PATH = tempfile.mkdtemp() + "/x.lock"
+with filelock.FileLock(LOCK_PATH):  # the build/load, under its lock, at import
+    SCALE = 2.0
+def f(x):
+    return x * SCALE
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import filelock, tempfile, torch
+LOCK_PATH = tempfile.mkdtemp() + "/x.lock"
+@torch.library.custom_op("compile_lint_example::locked", mutates_args=())
+def locked(x: torch.Tensor) -> torch.Tensor:  # an op boundary: the file lock is taken in the op's body
+    with filelock.FileLock(LOCK_PATH):
+        return x.clone()
+@locked.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return locked(x)
+f_c = torch.compile(f, fullgraph=True)
+'''),
 )
 
 RULES = (FILESYSTEM, OPEN, FILELOCK)

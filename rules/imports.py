@@ -30,6 +30,19 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import importlib, torch
+JSON = importlib.import_module("json")  # imported at module level
+def f(x):
+    return x + len(JSON.__name__)
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import torch
+def f(x):
+    import json  # an import statement: Dynamo runs it
+    return x + len(json.__name__)
+f_c = torch.compile(f, fullgraph=True)
+'''),
     valid=('''
 import importlib.metadata, torch
 def f(x):
@@ -65,6 +78,19 @@ import ctypes, torch
 def f(x):
     ctypes.CDLL(None)
     return x
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    fixed=('''
+import ctypes, torch
+LIBC = ctypes.CDLL(None)  # loaded once, at import
+@torch.library.custom_op("compile_lint_example::c_abs", mutates_args=())
+def c_abs(x: torch.Tensor) -> torch.Tensor:  # its functions called from an op
+    return x + LIBC.abs(-3)
+@c_abs.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return c_abs(x)
 f_c = torch.compile(f, fullgraph=True)
 ''',),
 )

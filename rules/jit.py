@@ -37,6 +37,23 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import ctypes, torch
+from torch.utils.cpp_extension import load_inline
+# loaded at import time (hoisted): a plain shared library, built in well under a second
+SO = load_inline(name="compile_lint_example_k", cpp_sources=['extern "C" int k() { return 3; }'],
+                 is_python_module=False, no_implicit_headers=True)
+LIB = ctypes.CDLL(SO)
+@torch.library.custom_op("compile_lint_example::k", mutates_args=())
+def k(x: torch.Tensor) -> torch.Tensor:  # the loaded function called through an op boundary
+    return x + LIB.k()
+@k.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return k(x)
+f_c = torch.compile(f, fullgraph=True)
+''',),
 )
 
 FOREIGN_CALLABLE = Rule(

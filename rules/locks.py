@@ -39,6 +39,29 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import threading, torch
+LOCK = threading.Lock()
+def f(x):
+    return x * 2
+f_c = torch.compile(f, fullgraph=True)
+def step(x):  # the caller takes the lock, outside the compiled function
+    with LOCK:
+        return f_c(x)
+''', '''
+import threading, torch
+LOCK = threading.Lock()
+@torch.library.custom_op("compile_lint_example::locked_double", mutates_args=())
+def locked_double(x: torch.Tensor) -> torch.Tensor:  # the lock in an op's implementation
+    with LOCK:
+        return x * 2
+@locked_double.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return locked_double(x)
+f_c = torch.compile(f, fullgraph=True)
+'''),
 )
 
 RULES = (LOCKS,)

@@ -36,6 +36,13 @@ def f(x):
     return x + len(json.dumps({"a": 1}))
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import json, torch
+META_LEN = len(json.dumps({"a": 1}))  # done once, at init
+def f(x):
+    return x + META_LEN
+f_c = torch.compile(f, fullgraph=True)
+''',),
     valid=('''
 import json, torch
 META = json.dumps({"a": 1})

@@ -25,7 +25,10 @@ def f(x):
         return x * 2
     return x
 ''',
-    fix="Use `torch` equivalents (`torch.rand`), or compute the value outside the compiled function.",
+    fix="Use `torch` equivalents (`torch.rand`) and keep the value in the graph "
+        "(`torch.where(torch.rand(()) < 0.5, x * 2, x)`): a Python `if` on that tensor is a data-dependent "
+        "branch, which stops Dynamo too (GB0170, measured on torch 2.13). Or compute the value outside the "
+        "compiled function.",
     calls=("hashlib.*", "socket.*", "random.*", "inspect.getsource", "inspect.getsourcelines", "inspect.getfile",
            "inspect.getsourcefile", "inspect.stack", "inspect.getmodule", "uuid.uuid1", "uuid.uuid4", "secrets.*",
            "os.urandom", "json.loads", "zlib.*", "getpass.getuser", "pwd.*",
@@ -38,7 +41,27 @@ def f(x):
     hashlib.sha256(b"k").hexdigest()
     return x
 f_c = torch.compile(f, fullgraph=True)
-''',),
+''', '''
+import random, torch
+def f(x):
+    return x * (2 if random.random() < 0.5 else 1)
+f_c = torch.compile(f, fullgraph=True)
+'''),
+    fixed=('''
+import hashlib, torch
+DIGEST = hashlib.sha256(b"k").hexdigest()  # computed outside the compiled function, at import
+def f(x):
+    return x + len(DIGEST)
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import torch
+def f(x):
+    return torch.where(torch.rand(()) < 0.5, x * 2, x)  # a torch equivalent, kept in the graph
+f_c = torch.compile(f, fullgraph=True)
+def inputs(x):  # the same seed before each call: compiled and eager draw the same value
+    torch.manual_seed(0)
+    return (x,)
+'''),
 )
 
 RULES = (HOST_STATE,)

@@ -40,6 +40,16 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import logging, torch
+log = logging.getLogger("x")
+def f(x):
+    return x
+f_c = torch.compile(f, fullgraph=True)
+def step(x):  # logged outside the compiled function
+    log.warning("hi")
+    return f_c(x)
+''',),
 )
 
 PRINT = Rule(
@@ -68,6 +78,15 @@ def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),
+    fixed=('''
+import torch
+def f(x):
+    return x
+f_c = torch.compile(f, fullgraph=True)
+def step(x):  # printed outside the compiled function
+    print(1)
+    return f_c(x)
+''',),
 )
 
 WARNINGS = Rule(
@@ -92,6 +111,13 @@ def f(x):
 import warnings, torch
 def f(x):
     warnings.warn("w")
+    return x
+f_c = torch.compile(f, fullgraph=True)
+''',),
+    fixed=('''
+import warnings, torch
+warnings.warn("w")  # once, at import
+def f(x):
     return x
 f_c = torch.compile(f, fullgraph=True)
 ''',),

@@ -51,6 +51,30 @@ def f(x):
     return x
 f_c = torch.compile(f)
 '''),
+    fixed=('''
+import subprocess, torch
+N = len(subprocess.run(["true"]).args)  # computed once, at import, and read as a global
+def f(x):
+    return x + N
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import subprocess, torch
+@torch.library.custom_op("compile_lint_example::run_true", mutates_args=())
+def run_true(x: torch.Tensor) -> torch.Tensor:  # an op boundary: the process runs in the op's body
+    return x + len(subprocess.run(["true"]).args)
+@run_true.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return run_true(x)
+f_c = torch.compile(f, fullgraph=True)
+''', '''
+import os, torch
+os.system("true")  # at import
+def f(x):
+    return x
+f_c = torch.compile(f)
+'''),
     valid=('''
 import subprocess, torch
 N = len(subprocess.check_output(["echo", "hi"]))  # at import time: not traced
