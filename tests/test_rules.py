@@ -1,5 +1,6 @@
 """Each rule carries its own examples (Fixit style): `invalid` ones must be flagged with that rule, `valid`
-ones must not.  Also checks every rule is documented in ruff's order."""
+ones must not, nor `fixed` ones (the invalid hazard with the rule's fix advice applied; that they compile is
+tests/test_fix_advice.py's oracle).  Also checks every rule is documented in ruff's order."""
 import textwrap
 
 import pytest
@@ -8,7 +9,8 @@ from compile_lint.engine import ScanOptions, scan
 from compile_lint.rules import ALL_RULES
 
 EXAMPLES = [(code, kind, i, src) for code, r in ALL_RULES.items()
-            for kind, srcs in (("invalid", r.invalid), ("valid", r.valid)) for i, src in enumerate(srcs)]
+            for kind, srcs in (("invalid", r.invalid), ("valid", r.valid), ("fixed", r.fixed))
+            for i, src in enumerate(srcs)]
 
 
 @pytest.mark.parametrize("code,kind,i,src", EXAMPLES, ids=[f"{c}-{k}-{i}" for c, k, i, _ in EXAMPLES])
@@ -37,3 +39,17 @@ def test_rule_is_documented(code):
 def test_rules_have_examples_where_they_have_sinks():
     missing = [c for c, r in ALL_RULES.items() if (r.calls or r.enters) and not r.invalid]
     assert missing == []
+
+
+def test_break_rules_with_a_hazard_example_show_their_fix_applied():
+    """Issue [D] item 5: every rule that stops Dynamo and has an `invalid` example has a `fixed` one too."""
+    missing = [c for c, r in ALL_RULES.items() if r.kind == "break" and r.invalid and not r.fixed]
+    assert missing == []
+
+
+def test_fixed_examples_mark_their_region():
+    """A `fixed` example not flagged because it compiles nothing would prove nothing: each marks `f` as a region
+    (the lazy module-level `torch.compile(f, ...)` the oracle ignores)."""
+    unmarked = [f"{c}-fixed-{i}" for c, r in ALL_RULES.items() for i, src in enumerate(r.fixed)
+                if "torch.compile(f" not in src]
+    assert unmarked == []
