@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from compile_lint.engine import ScanOptions, scan  # noqa: E402
 from compile_lint.library import verdicts  # noqa: E402
-from realworld.libmode_truth import CUDA_VERSION, TARGET_ARCH, TORCH_VERSION, load_truth, score  # noqa: E402
+from realworld.libmode_truth import CUDA_VERSION, NOT_INSTALLED, TARGET_ARCH, TORCH_VERSION, load_truth, score  # noqa: E402
 from realworld.pypi_fixtures import site_root  # noqa: E402
 
 
@@ -27,7 +27,8 @@ def main() -> int:
     t0 = time.monotonic()
     result = scan(ScanOptions(paths=[site / "flashinfer"], search_path=[site], use_environment=False,
                               cache_dir=args.cache_dir, public_api=["flashinfer"], target_arch=TARGET_ARCH,
-                              cuda_version=CUDA_VERSION, torch_version=TORCH_VERSION))
+                              cuda_version=CUDA_VERSION, torch_version=TORCH_VERSION,
+                              not_installed=list(NOT_INSTALLED)))
     table = {v.api: v for v in verdicts(result)}
     root = str(site) + "/"
     s = score(table, load_truth(), lambda p: str(p).removeprefix(root))

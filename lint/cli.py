@@ -15,7 +15,7 @@ import click
 from . import __version__
 from .config import remember_config_path, setting
 from .engine import ScanError, ScanOptions, scan
-from .program.facts import parse_assumption, parse_env
+from .program.facts import parse_assumption, parse_env, parse_module_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -109,6 +109,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         assume=list(click.get_current_context().meta.get("compile_lint.assume", [])),
         env=list(click.get_current_context().meta.get("compile_lint.env", [])),
         env_complete=click.get_current_context().meta.get("compile_lint.env_complete", False),
+        not_installed=list(click.get_current_context().meta.get("compile_lint.not_installed", [])),
         torch_version=click.get_current_context().meta.get("compile_lint.torch_version"),
     )
     if not no_cache:
@@ -164,6 +165,11 @@ _scan_params = [
     click.option("--env-complete", is_flag=True, expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.env_complete", v),
                  help="The --env variables are the deployment's whole environment: any other is unset."),
+    click.option("--not-installed", "not_installed", multiple=True, metavar="MODULE", expose_value=False,
+                 callback=lambda ctx, p, v: ctx.meta.__setitem__("compile_lint.not_installed",
+                                                                 _facts(p, v, parse_module_name)),
+                 help="A package the deployment does not have: its imports fail, and the `except ImportError:` "
+                      "fallbacks run (e.g. cutlass, flash_attn)."),
     click.option("--torch-version", metavar="X.Y", expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.torch_version", v),
                  help="The deployment's torch: read the Dynamo verdicts measured on it (bundled: 2.11, 2.13; "

@@ -51,6 +51,7 @@ class Config:
     assume: list = field(default_factory=list)  # Assumption (lint/program/facts.py)
     env: list = field(default_factory=list)  # (name, value)
     env_complete: bool = False
+    not_installed: list = field(default_factory=list)  # module names
     target_arch: Optional[str] = None
     cuda_version: Optional[str] = None
     fix_in: list = field(default_factory=list)
@@ -214,7 +215,7 @@ def _resolve(base: Path, p: str) -> Path:
 
 KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "entry-points", "region-models",
         "target-arch", "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline",
-        "fix", "models", "strict", "assume", "env", "env-complete")
+        "fix", "models", "strict", "assume", "env", "env-complete", "not-installed")
 # [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
 FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
 
@@ -337,6 +338,13 @@ def _facts_keys(path, t: dict, cfg: Config) -> None:
         if not isinstance(t["env-complete"], bool):
             _err(path, "env-complete", f"expected true or false, got {t['env-complete']!r}")
         cfg.env_complete = t["env-complete"]
+    if "not-installed" in t:
+        from .program.facts import parse_module_name
+
+        try:
+            cfg.not_installed = [parse_module_name(m) for m in _str_list(path, "not-installed", t["not-installed"])]
+        except FactError as e:
+            _err(path, "not-installed", str(e))
 
 
 # ------------------------------------------------------------------------------------------- applying
@@ -395,6 +403,7 @@ def apply_config(opts, cfg: Config, given: set):
         have = {n for n, _ in opts.env}
         opts.env = [e for e in cfg.env if e[0] not in have] + list(opts.env)
         opts.env_complete = opts.env_complete or cfg.env_complete
+        opts.not_installed = list(opts.not_installed) + [m for m in cfg.not_installed if m not in opts.not_installed]
     if cfg.per_file_ignores and hasattr(opts, "per_file_ignores"):
         opts.per_file_ignores = list(getattr(opts, "per_file_ignores") or []) + list(cfg.per_file_ignores)
     return opts

@@ -73,6 +73,7 @@ class ScanOptions:
     assume: list = field(default_factory=list)
     env: list = field(default_factory=list)
     env_complete: bool = False
+    not_installed: list = field(default_factory=list)  # modules the deployment does not have (--not-installed)
     # the deployment's torch (--torch-version): whose measured verdict table the rules read; None: the
     # installed torch's (the GPU machine runs 2.11 where this one has 2.13: the verdicts differ)
     torch_version: Optional[str] = None
@@ -238,7 +239,7 @@ def _scan(options: ScanOptions) -> ScanResult:
             cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
             cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
             return cached
-    facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete)
+    facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
@@ -408,7 +409,7 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
         options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules,
         tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete,
-        options.torch_version))
+        tuple(options.not_installed), options.torch_version))
 
 
 def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scanned: dict, program: Program,

@@ -56,6 +56,8 @@ def source(e, depth: int = 0) -> str:
         return f"*{source(e[1], d)}"
     if k == "func":
         return "lambda ..."
+    if k == "raises":
+        return f"import {', '.join(e[2])} fails"
     if k == "unknown" and len(e) > 1 and isinstance(e[1], str):
         return e[1]  # a condition the walk states in words (the try body raised, which callee runs)
     return "..."
@@ -70,6 +72,8 @@ def condition(g: Guard) -> str:
     """When the guarded code runs, as Python text."""
     if g.cond == RAISES:
         return "the try body raises"
+    if g.cond[0] == "raises":
+        return source(g.cond) if g.polarity else f"not ({source(g.cond)})"
     e = g.cond
     if not g.polarity:
         if e[0] == "not":

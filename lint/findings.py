@@ -22,6 +22,9 @@ class Frame:
 # call's several callees (Reach's _alternatives), a wrapper its decorator installs on some paths only, the body
 # of a ``torch.compiler.disable``d function (Dynamo never traces it: what removing the disable would expose).
 ALTERNATIVE, CONDITIONAL_WRAPPER, BEHIND_DISABLE = "alternative", "conditional wrapper", "behind disable"
+# a hazard only where the caller passes an optional argument (its default compiles): the third part of the
+# condition's ("unknown", text, ARGUMENT_PASSED) expression
+ARGUMENT_PASSED = "argument passed"
 
 
 @dataclass(frozen=True)

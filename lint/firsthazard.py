@@ -9,8 +9,10 @@ things decide it, in this order:
    ``single_decode_with_kv_cache`` the ``use_tensor_cores=False`` branch builds the decode module, whose
    template ``open`` is where Dynamo stops -- not the prefill module's loader behind ``if use_tensor_cores:``.
 2. **The order the code runs in**: an error (every trace) before a break behind undecided branches, a wrapper
-   installed only by a non-default configuration last, then the fewest undecided branches, then execution
-   order along the path (``execution_order``).
+   installed only by a non-default configuration last, a once-only initialisation after the code that runs
+   on every call (``lazy_initialisation``), a hazard only where an optional argument is passed after the call
+   with its defaults (1. again: ``SfLayout(sfLayout)`` compiles on the default member), then the fewest undecided branches, then execution order along
+   the path (``execution_order``).
 
 The verdict itself (unsafe / unsafe if / safe) is the general walk's: a hazard on the default call only is
 not one on every call.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .findings import CONDITIONAL_WRAPPER, Finding
+from .findings import ARGUMENT_PASSED, CONDITIONAL_WRAPPER, Finding
 
 
 def execution_order(f: Finding) -> tuple:
@@ -54,10 +56,22 @@ def stopping(hazards: list) -> list:
     return [f for f in hazards if f.severity == "error"] or [f for f in hazards if conditional_break(f)]
 
 
+def lazy_initialisation(c) -> bool:
+    """A condition that holds only until some call has run the code once: ``if cls._instance is None:``
+    (FlashInfer's ``AutoTuner.get``, whose lock guards the singleton's creation).  Dynamo reads the attribute
+    when it traces, so once the region ran eagerly -- a warm-up, a profiling pass, the GPU harness's eager
+    call -- the branch is not taken and the hazard behind it is not met.  Only state (an attribute) counts:
+    ``if out is None:`` on a parameter is the call's own choice."""
+    e = c.expr
+    return bool(c.polarity) and len(e) == 3 and e[0] == "cmp" and e[1][:1] == ("attr",) and \
+        len(e[2]) == 1 and e[2][0] == ("Is", ("const", None))
+
+
 def _rank(f: Finding) -> tuple:
     # (ranking by execution order alone, conditions ignored, shows a `logger.warning` behind `threads < 1`
     # for 20 APIs whose stop is the loader: measured 2026-12-01)
     return (any(c.expr[:1] == (CONDITIONAL_WRAPPER,) for c in f.conditions), f.severity != "error",
+            any(lazy_initialisation(c) or c.expr[2:3] == (ARGUMENT_PASSED,) for c in f.conditions),
             len(f.conditions), execution_order(f), f.path, f.line)
 
 

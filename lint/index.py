@@ -23,6 +23,7 @@ from .summary import (
     RAISES,
     Guard,
     ModuleSummary,
+    import_raises,
 )
 
 MAX_SEQ_ITEMS = 64
@@ -417,6 +418,8 @@ class Indexer:
             return
         if t in (ast.Import, ast.ImportFrom):
             self.imports(st, fn, guards, at_module)
+            if at_module and not guards and not in_try:
+                self.m.required_imports += tuple(m for m in self.imported(st) if m not in self.m.required_imports)
             return
         if t is ast.If:
             test = self.conv(st.test, fn)
@@ -449,11 +452,14 @@ class Indexer:
             return
         if t is ast.Try or t.__name__ == "TryStar":
             self.block(st.body, fn, guards, True, cls)
+            imported = tuple(m for s in st.body if isinstance(s, (ast.Import, ast.ImportFrom)) for m in self.imported(s))
             for h in st.handlers:
                 if h.name:
                     fn.add_local(h.name, ("unknown", "exception"))
-                # a handler runs only if the try body raises: a condition the walk cannot decide
-                self.block(h.body, fn, guards + (Guard(RAISES, True, h.lineno),), in_try, cls)
+                # a handler runs only if the try body raises: a condition the walk cannot decide -- unless the
+                # body imports a module the user says is not installed and the handler catches ImportError
+                why = import_raises(imported) if imported and _catches_import_error(h.type) else RAISES
+                self.block(h.body, fn, guards + (Guard(why, True, h.lineno),), in_try, cls)
             self.block(st.orelse, fn, guards, in_try, cls)
             self.block(st.finalbody, fn, guards, in_try, cls)
             return
@@ -616,6 +622,13 @@ class Indexer:
                 fn.effects.append(Effect("import", module, st.lineno, st.col_offset, guards))
                 fn.add_local(local, ("importfrom", module, a.name))
 
+    def imported(self, st) -> tuple:
+        """The modules an ``import`` / ``from ... import`` statement imports (absolute names)."""
+        if isinstance(st, ast.Import):
+            return tuple(a.name for a in st.names)
+        module = self.absolute(st.module, st.level)
+        return (module,) if module else ()
+
     def absolute(self, module: Optional[str], level: int) -> Optional[str]:
         if not level:
             return module
@@ -764,6 +777,19 @@ def _is_stub(body: list) -> bool:
                 continue
         return False
     return True
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(t) -> bool:
+    """An ``except`` clause that catches a failed import: bare, or naming ImportError or a base of it."""
+    if t is None:
+        return True
+    if isinstance(t, ast.Tuple):
+        return any(_catches_import_error(x) for x in t.elts)
+    name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+    return name in _IMPORT_ERRORS
 
 
 def _raises(body: list) -> bool:

@@ -33,7 +33,7 @@ from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .exprtext import source as source_text
-from .findings import ALTERNATIVE, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
+from .findings import ALTERNATIVE, ARGUMENT_PASSED, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
@@ -267,6 +267,11 @@ class Reach:
         if isinstance(v, Class):
             measured = self._measured_class_call(v.id)
             if measured is not None:
+                param = self._default_member_argument(measured, v.id, site, scope)
+                if param is not None:  # the default compiles: only a member the caller passes stops Dynamo
+                    why = Guard(("unknown", f"`{param}` is passed (Dynamo compiles `{split_id(v.id)[1]}()` of "
+                                            f"its default)", ARGUMENT_PASSED), True, site.line)
+                    at = (site.line, site.col, site.guards + (why,))
                 return [Action("sink", *at, rule="CL118", callee=measured)]
             acts = []
             for init in ordered(self.p.member(v.id, "__init__", Instance(v.id))):
@@ -354,6 +359,22 @@ class Reach:
             if ":" not in base and self.verdicts.stops(f"{base}.__call__"):
                 return f"{base}.__call__"
         return None
+
+    def _default_member_argument(self, callee: str, cid: str, site, scope: Scope) -> Optional[str]:
+        """``SfLayout(sfLayout)`` where ``sfLayout`` is a parameter whose default is a member of that class
+        (FlashInfer's ``mxfp4_quantize(..., sfLayout=SfLayout.layout_128x4)``): the parameter's name when the
+        torch measured compiles the call on a default (``...__call__@default-argument``) -- on 2.11 it does,
+        while a member read in the trace stops Dynamo (GB0116)."""
+        f = scope.func
+        if f is None or len(site.args) != 1 or site.kwargs or not self.verdicts.compiles(f"{callee}@default-argument"):
+            return None
+        arg = site.args[0]
+        if arg[0] != "name" or arg[1] not in f.defaults:
+            return None
+        default = f.defaults[arg[1]]
+        if default[0] != "attr" or Class(cid) not in self.p.eval(default[1], Scope(scope.module)):
+            return None
+        return arg[1]
 
     def _classify_external(self, name: str, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)

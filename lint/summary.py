@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 11  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 12  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -44,6 +44,18 @@ class Guard:
 
 # The condition of an ``except`` handler's body: the ``try`` body raised.  Undecidable by the walk.
 RAISES: Expr = ("unknown", "the try body raises")
+
+
+def import_raises(modules: tuple) -> Expr:
+    """The condition of a handler that catches ``ImportError`` when its ``try`` body imports ``modules``:
+    the import fails.  Decided where the user says one of them is not installed (``--not-installed``);
+    otherwise as undecidable as ``RAISES``."""
+    return ("raises", "import", modules)
+
+
+def is_raises(cond: Expr) -> bool:
+    """A handler's condition: the try body raised (whatever is known of why)."""
+    return cond == RAISES or cond[0] == "raises"
 
 
 @dataclass(slots=True, unsafe_hash=True)  # immutable by convention; not frozen: see IMMUTABLE
@@ -152,6 +164,9 @@ class ModuleSummary:
     # assignments ``name[k] = v`` (and ``name.update({k: v})``) to a module-level container, at the top level
     # (None) or in a function that does not bind the name itself
     stores: dict = field(default_factory=dict)
+    # the modules its import always imports (top level, outside any try and branch): where one of them
+    # cannot be imported, neither can this module
+    required_imports: tuple = ()
     env_keys_set: tuple = ()  # os.environ keys this module assigns
     env_keys_removed: tuple = ()  # os.environ keys this module pops / deletes
     suppressions: dict = field(default_factory=dict)  # line -> tuple of codes ("*" = all)

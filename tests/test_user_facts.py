@@ -170,3 +170,76 @@ def test_the_result_cache_keys_on_the_facts(tmp_path):
     second = cli(["scan", ".", "-q", "--format", "json", "--env", "MY_DEBUG=1"], tmp_path)
     sev = lambda r: {f["line"]: f["severity"] for f in json.loads(r.stdout)["findings"]}  # noqa: E731
     assert sev(first)[11] == "warning" and sev(second)[11] == "error"
+
+
+# FlashInfer 0.7.2.post1's norm/__init__.py, in small: a flag set from the environment, then to True where the
+# CuTe DSL kernels do not import; the API takes the CUDA JIT path when the flag is set
+OPTIONAL_BACKEND = {
+    "pkg/__init__.py": '''
+        import functools, importlib.util, os, subprocess, torch
+
+        _USE_CUDA_NORM = os.environ.get("PKG_USE_CUDA_NORM", "0") == "1"
+
+        if not _USE_CUDA_NORM:
+            try:
+                from .kernels import rmsnorm_cute
+            except (ImportError, AttributeError):
+                _USE_CUDA_NORM = True
+
+
+        @functools.cache
+        def _dsl_supports_arch():
+            return importlib.util.find_spec("cutlass") is not None
+
+
+        def _use_cuda_norm():
+            if _USE_CUDA_NORM:
+                return True
+            return not _dsl_supports_arch()
+
+
+        def rmsnorm(x):
+            if _use_cuda_norm():
+                subprocess.run(["nvcc", "--version"])
+            else:
+                rmsnorm_cute(x)
+            return x
+
+        f = torch.compile(rmsnorm, fullgraph=True)
+        ''',
+    "pkg/kernels/__init__.py": "from .rmsnorm import rmsnorm_cute\n",
+    "pkg/kernels/rmsnorm.py": "import cutlass\n\n\ndef rmsnorm_cute(x):\n    return cutlass.cute(x)\n",
+}
+
+
+def test_a_package_the_deployment_lacks_fails_its_imports(run_scan, tmp_path):
+    write(tmp_path, OPTIONAL_BACKEND)
+    by_rule = lambda r: {f.rule: f for f in r.findings if f.rule in ("CL101", "CL117")}  # noqa: E731
+    # not said: whether the kernels import is unknown, so is the flag; each path is a warning under its branch
+    plain = by_rule(run_scan(tmp_path / "pkg", use_environment=False, torch_version="2.11"))
+    assert plain["CL101"].severity == "warning"
+    assert any("not _USE_CUDA_NORM" in c.text for c in plain["CL117"].conditions), plain["CL117"].conditions
+    # cutlass not installed: pkg.kernels.rmsnorm's `import cutlass` fails, so does `from .kernels import ...`;
+    # the handler sets the flag, which is then True whatever the environment says: the JIT path is certain
+    lacking = run_scan(tmp_path / "pkg", use_environment=False, torch_version="2.11", not_installed=["cutlass"])
+    got = by_rule(lacking)
+    assert got["CL101"].severity == "error" and not got["CL101"].conditions
+    assert "CL117" not in got  # the CuTe DSL probe is dead code
+    assert re.fullmatch(r"not installed cutlass: failed \d+ imports? the walk met", lacking.stats["facts"][0])
+    # a package the code never imports decides nothing, and says so
+    other = run_scan(tmp_path / "pkg", use_environment=False, torch_version="2.11", not_installed=["flash_attn"])
+    assert by_rule(other)["CL101"].severity == "warning"
+    assert other.stats["facts"] == ["not installed flash_attn: no import of it decided a branch"]
+
+
+def test_not_installed_from_the_command_line_and_the_config(tmp_path):
+    write(tmp_path, OPTIONAL_BACKEND)
+    r = cli(["scan", "pkg", "--no-cache", "-q", "--no-environment", "--torch-version", "2.11", "--format", "json",
+             "--not-installed", "cutlass"], tmp_path)
+    doc = json.loads(r.stdout)
+    assert [f["severity"] for f in doc["findings"] if f["rule"] == "CL101"] == ["error"]
+    write(tmp_path, {"pyproject.toml": '[tool.compile-lint]\nnot-installed = ["cutlass"]\n'})
+    r = cli(["scan", "pkg", "--no-cache", "-q", "--no-environment", "--torch-version", "2.11"], tmp_path)
+    assert "not installed cutlass: failed" in r.stdout
+    bad = cli(["scan", "pkg", "--no-cache", "-q", "--not-installed", "no such"], tmp_path)
+    assert bad.exit_code == 2 and "expected a module name" in bad.stderr

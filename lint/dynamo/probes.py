@@ -380,6 +380,11 @@ PROBES.update({
     "enum.Enum.value": _p("import enum\nclass Color(enum.Enum):\n    RED = 1", "Color.RED.value"),
     "enum.Enum.__call__": _p("import enum\nclass Color(enum.Enum):\n    RED = 1", "Color(1)"),
     "enum.IntEnum.__call__": _p("import enum\nclass Kind(enum.IntEnum):\n    A = 1", "Kind(Kind.A)"),
+    # the member a parameter's default holds (`sfLayout: SfLayout = SfLayout.layout_128x4`, FlashInfer's
+    # mxfp4_quantize): Dynamo reads it from the function's defaults, with a source -- on 2.11 this compiles
+    # where a member read in the trace stops (measured on the H200, 2026-12-01)
+    "enum.IntEnum.__call__@default-argument": _p("import enum\nclass Kind(enum.IntEnum):\n    A = 1\n"
+                                                 "def g(k=Kind.A):\n    return Kind(k)", "g()"),
     "struct.pack": _p("import struct", "struct.pack('<i', 1)"),
     "struct.unpack": _p("import struct", "struct.unpack('<i', b'\\x01\\x00\\x00\\x00')"),
     "struct.calcsize": _p("import struct", "struct.calcsize('<i')"),

@@ -201,7 +201,24 @@ class ClassMixin:
             if "classmethod" in fv.flags:
                 return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
             return frozenset({fv})
-        return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
+        return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload)) | self._classmethod_stores(mro, name)
+
+    def _classmethod_stores(self, mro: list, name: str) -> frozenset:
+        """What ``cls.name = value`` in a classmethod stores: the class attribute changes when it runs (the
+        singleton ``if cls._instance is None: cls._instance = AutoTuner()`` -- FlashInfer's AutoTuner.get),
+        so the class-level default is one of its values, not the only one."""
+        out = set()
+        for cid in mro:
+            c = self.klass(cid) if ":" in cid else None
+            if c is None or name not in c.self_attrs:
+                continue
+            mod = split_id(cid)[0]
+            for expr, method_qual in c.self_attrs[name]:
+                mid = f"{mod}:{method_qual}"
+                f = self.function(mid)
+                if f is not None and ("name", "classmethod") in f.decorators:
+                    out |= self.eval(expr, Scope(mod, f, mid, cid))
+        return frozenset(out)
 
     def _subclass_wrapped(self, first: tuple, got: frozenset, inst: Instance) -> frozenset:
         """``cls.forward = wrapper`` in a base's ``__init_subclass__`` (transformers' GradientCheckpointingLayer):

@@ -31,6 +31,10 @@ from ..values import (
     Unknown,
 )
 from .locator import split_id
+
+_EITHER_BOOL = frozenset({Const(True), Const(False)})
+# Python values: a comparison of them is a bool (an environment read is a str or None)
+_SCALARS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()", "os.getenv()"})
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
 
@@ -108,6 +112,15 @@ class EvaluatorMixin:
                                            {k: bindings[k] for k in keep} or None, scope.depth, scope.closure,
                                            scope.line)
         return narrowed
+
+    def _python_operands(self, e, scope: Scope) -> bool:
+        """A comparison whose operands are strings, numbers or None (not tensors, whose ``==`` is a tensor)."""
+        for x in (e[1],) + tuple(r for _, r in e[2]):
+            vals = self.eval(x, scope)
+            if not vals or not all(isinstance(v, Const) or isinstance(v, ExternalInstance) and v.type in _SCALARS
+                                   for v in vals):
+                return False
+        return True
 
     def _param_reads(self, f: Optional[FunctionSummary], expr) -> Optional[frozenset]:
         """Names an expression may read in function ``f``, following ``f``'s locals; None if it may capture
@@ -305,7 +318,11 @@ class EvaluatorMixin:
             return self.eval(e[1], scope)
         if k in ("cmp", "bool", "not"):
             t = self.truth(e, scope)
-            return frozenset({Const(t)}) if t is not None else frozenset({Unknown("bool")})
+            if t is not None:
+                return frozenset({Const(t)})
+            if k == "not" or k == "cmp" and self._python_operands(e, scope):
+                return _EITHER_BOOL  # `not x`, and a comparison of Python values, is a bool, whichever it is
+            return frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
 
     def iterated(self, inst: Instance, scope: Scope) -> frozenset:

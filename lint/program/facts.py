@@ -15,6 +15,11 @@ a warning (issue [B]); with them it is decided, as Dynamo decides it on the user
   ``NAME in os.environ`` read VALUE.  A variable not listed stays unknown -- unless ``--env-complete``
   (``env-complete = true``) says the listed ones are the deployment's whole environment: then any other is
   unset (Dynamo reads the environment at trace time; an unset variable decides its branch only then).
+- ``--not-installed MODULE`` (``not-installed = ["cutlass"]``): the deployment does not have MODULE (nor its
+  submodules), so ``try: from .kernels import rmsnorm_cute`` -- where ``.kernels`` imports ``cutlass`` --
+  fails, and its ``except ImportError:`` handler runs (FlashInfer's norm falls back to its CUDA JIT kernels
+  so).  Never inferred from the search path: the environment compile-lint runs in (a pre-commit hook's, a
+  CI job's) is seldom the one the model is served from.
 
 The facts are stated in the report's header, each with how many expressions it decided, so that an
 assumption that matched nothing (a typo, a name the code spells otherwise) is seen, not silently void.
@@ -102,6 +107,7 @@ class UserFacts:
     assumptions: tuple = ()  # Assumption
     env: tuple = ()  # (name, value)
     env_complete: bool = False
+    not_installed: tuple = ()  # module names the deployment does not have (--not-installed)
     # how many expressions each fact decided (the report's header): Assumption / env name -> count
     used: dict = field(default_factory=dict, compare=False)
 
@@ -113,7 +119,7 @@ class UserFacts:
         self._env = dict(self.env)
 
     def __bool__(self) -> bool:
-        return bool(self.assumptions or self.env or self.env_complete)
+        return bool(self.assumptions or self.env or self.env_complete or self.not_installed)
 
     # ------------------------------------------------------------ assumptions
     def assumption_for(self, e) -> Optional[Assumption]:
@@ -169,6 +175,15 @@ class UserFacts:
             return UNSET
         return None
 
+    # ------------------------------------------------------------ installed packages
+    def missing(self, module: str) -> bool:
+        """``module`` is one the deployment does not have, or inside one."""
+        for name in self.not_installed:
+            if module == name or module.startswith(name + "."):
+                self._count(("not installed", name))
+                return True
+        return False
+
     def _count(self, what) -> None:
         self.used[what] = self.used.get(what, 0) + 1
 
@@ -188,7 +203,19 @@ class UserFacts:
             out.append(f"env {name}={value}: " + (f"read {n} time{'s' * (n != 1)}" if n else "never read"))
         if self.env_complete:
             out.append("env complete: any variable not listed is unset")
+        for name in self.not_installed:
+            n = self.used.get(("not installed", name), 0)
+            out.append(f"not installed {name}: " + (f"failed {n} import{'s' * (n != 1)} the walk met" if n
+                                                   else "no import of it decided a branch"))
         return out
+
+
+def parse_module_name(text: str) -> str:
+    """``--not-installed`` / ``not-installed``: a dotted module name."""
+    name = text.strip() if isinstance(text, str) else text
+    if not isinstance(name, str) or not _DOTTED_RE.match(name):
+        raise FactError(f"not-installed {text!r}: expected a module name (e.g. cutlass, flash_attn)")
+    return name
 
 
 def _names_class(word: str, cid: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..dynamo import model
-from ..summary import RAISES
+from ..summary import is_raises
 from ..values import Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
 from .facts import UNSET
 from .locator import dotted, split_id
@@ -36,6 +36,8 @@ class GuardMixin:
             if any(v is True for v in vals):
                 return True
             return False if all(v is False for v in vals) else None
+        if k == "raises":  # `except ImportError:` after importing these
+            return True if any(self.import_fails(m) for m in e[2]) else None
         if k == "call":
             callees = self.eval(e[1], scope)
             if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.isinstance" for c in callees):
@@ -93,6 +95,22 @@ class GuardMixin:
                     verdicts = {_compare(e[2][0][0], a.value, keys) for a in left}
                     return verdicts.pop() if len(verdicts) == 1 else None
         return None
+
+    def import_fails(self, module: str, _seen: Optional[set] = None) -> bool:
+        """Importing ``module`` raises ImportError on the deployment: it, or a module its top level always
+        imports, is one the user says is not installed (``--not-installed``).  Only a stated fact makes it
+        so: a module missing from the search path may be installed where the code runs (a pre-commit hook's
+        environment is not the deployment's)."""
+        if not self.facts or not self.facts.not_installed:
+            return False
+        if self.facts.missing(module):
+            return True
+        seen = _seen if _seen is not None else set()
+        if module in seen or len(seen) > 200:
+            return False
+        seen.add(module)
+        m = self.module(module)
+        return m is not None and any(self.import_fails(r, seen) for r in m.required_imports)
 
     def _env_present(self, key) -> Optional[bool]:
         if not isinstance(key, Const) or not isinstance(key.value, str):
@@ -157,7 +175,7 @@ class GuardMixin:
                 if g and not self.guards_may_hold(g, inner, predicates):
                     continue
                 t = self.truth(r, inner, predicates)
-                if any(x.cond == RAISES for x in g):
+                if any(is_raises(x.cond) for x in g):
                     handler_verdicts.add(t)
                     continue
                 verdicts.add(t)

@@ -123,8 +123,10 @@ class ResolverMixin:
                 vals = self.module_value(target[0]) if target[1] is None else self.import_from(target[0], target[1])
             else:
                 continue
-            if b.guards or b.kind == "assign" and _reads_name(b.value, name):
+            if b.kind == "assign" and _reads_name(b.value, name):
                 out |= vals
+            elif b.guards:
+                out = self._guarded_rebinding(out, vals, b.guards, name, scope, preds)
             else:
                 out = set(vals)
         for b in stores:  # stores in functions: may have run, in any order
@@ -154,6 +156,29 @@ class ResolverMixin:
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def _guarded_rebinding(self, before: set, vals, guards, name: str, scope: Scope, preds) -> set:
+        """A top-level binding under guards.  Where each guard is decided to hold or tests the name itself,
+        the binding replaces the values it runs for and keeps the others: after
+        ``_USE_CUDA = env == "1"``, ``if not _USE_CUDA: try: from .kernels import k`` /
+        ``except ImportError: _USE_CUDA = True`` with the import failing, ``_USE_CUDA`` is True either way
+        (FlashInfer's norm).  Otherwise the binding may or may not have run: it adds to what came before."""
+        own = []
+        for g in guards:
+            if _own_test(g.cond, name) is not None:
+                own.append(g)
+            elif self.truth(g.cond, scope, preds) is not g.polarity:
+                return before | set(vals)
+        if not own:
+            return set(vals)
+        kept = set()
+        for v in before:
+            runs = {_own_test(g.cond, name)(v) == g.polarity for g in own} if isinstance(v, Const) else {None}
+            if runs == {False}:
+                kept.add(v)
+            elif runs != {True}:
+                return before | set(vals)
+        return kept | set(vals)
 
     def _stored(self, vals: set, b, mod: str, at_line: bool = False) -> set:
         """The values of a container after ``container[k1][k2] = value`` (a ``store`` of ModuleSummary.stores)."""
@@ -316,6 +341,22 @@ def _dotted_expr(name: str):
     for p in parts[1:]:
         e = ("attr", e, p)
     return e
+
+
+def _own_test(cond, name: str):
+    """A guard that tests the name it guards a binding of (``if not X: X = ...``, ``if X is None: X = ...``):
+    the test's truth as a function of the name's constant value; None for any other guard."""
+    if cond == ("name", name):
+        return lambda v: bool(v.value)
+    if cond == ("not", ("name", name)):
+        return lambda v: not v.value
+    if cond[0] == "cmp" and cond[1] == ("name", name) and len(cond[2]) == 1 and cond[2][0][1] == ("const", None):
+        op = cond[2][0][0]
+        if op == "Is":
+            return lambda v: v.value is None
+        if op == "IsNot":
+            return lambda v: v.value is not None
+    return None
 
 
 def _reads_name(e, name: str) -> bool:

@@ -18,6 +18,10 @@ TRUTH_DIR = Path(__file__).parent / "gpu_truth"
 # how the scan is set up to match the machine the truth was measured on
 TARGET_ARCH, CUDA_VERSION = "sm90", "13.0"
 TORCH_VERSION = "2.11"  # the GPU machine's torch: the scan reads the verdicts measured on it (--torch-version)
+# what the GPU machine lacks (--not-installed): it has torch, triton, nvcc and ninja, and the bundle carries only
+# flashinfer and apache-tvm-ffi (shared/gpu/README.md, make-bundle.sh) -- no nvidia-cutlass-dsl, so FlashInfer's
+# CuTe-DSL imports fail and norm falls back to its CUDA JIT kernels, whose loader is where Dynamo stopped
+NOT_INSTALLED = ("cutlass",)
 
 
 def load_truth(directory: Path = TRUTH_DIR) -> dict:
