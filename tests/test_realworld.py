@@ -219,7 +219,7 @@ def test_library_mode_against_the_gpu(flashinfer_table):
     assert s.true_unsafe + s.missed_unsafe == 56 and s.true_safe + s.false_unsafe == 26  # the truth itself
     assert s.precision >= 0.98
     assert s.recall >= 0.98
-    assert s.first_is_stop >= 49
+    assert s.first_is_stop >= 50
 
 
 def test_the_hazard_met_first_on_a_warm_call_with_the_defaults(flashinfer_table):
@@ -228,10 +228,16 @@ def test_the_hazard_met_first_on_a_warm_call_with_the_defaults(flashinfer_table)
       that compiles (``enum.IntEnum.__call__@default-argument``) where a member read in the trace stops (GB0116),
       so it is a hazard only if the caller passes one, and Dynamo goes on to ``get_cuda_version``'s nvcc call;
     - ``AutoTuner.get``'s lock guards the singleton's creation (``if cls._instance is None:``, set by
-      ``cls._instance = AutoTuner()`` in the classmethod): a condition, met on a cold first call only."""
+      ``cls._instance = AutoTuner()`` in the classmethod): a condition, met on a cold first call only;
+    - ``mxfp4_dequantize`` takes its kernel path only ``if major * 10 + minor >= 90`` (the compute capability):
+      with --target-arch sm90 that is decided, so the fp4 module's generators run on every call and the first
+      of their hazards, ``get_cuda_version``'s nvcc call, is the stop -- not the loader behind the branch."""
     _, table, result = flashinfer_table
-    mx = table["flashinfer.quantization.fp4_quantization.mxfp4_quantize"].first_hazard
-    assert (mx.path.rsplit("/flashinfer/", 1)[1], mx.line) == ("jit/cpp_ext.py", 73), (mx.path, mx.line)
+    for api in ("mxfp4_quantize", "mxfp4_dequantize"):
+        mx = table[f"flashinfer.quantization.fp4_quantization.{api}"].first_hazard
+        assert (mx.path.rsplit("/flashinfer/", 1)[1], mx.line) == ("jit/cpp_ext.py", 73), (api, mx.path, mx.line)
+    dq = table["flashinfer.quantization.fp4_quantization.mxfp4_dequantize"].first_hazard
+    assert not [c for c in dq.conditions if "major" in c.text], dq.conditions
     enum_calls = [f for f in result.findings if f.rule == "CL118" and f.path.endswith("fp4_quantization.py")
                   and f.line == 1923]
     assert enum_calls and all(f.severity == "warning" and any("`sfLayout` is passed" in c.text for c in f.conditions)

@@ -6,6 +6,7 @@ narrows a bound scope to the parameters an expression reads (``_reads_memo``) an
 """
 from __future__ import annotations
 
+import operator
 from typing import Optional
 
 from ..dynamo import model
@@ -33,6 +34,27 @@ from ..values import (
 from .locator import split_id
 
 _EITHER_BOOL = frozenset({Const(True), Const(False)})
+_NUMBER_OPS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "FloorDiv": operator.floordiv,
+               "Mod": operator.mod, "Div": operator.truediv, "LShift": operator.lshift, "RShift": operator.rshift,
+               "BitAnd": operator.and_, "BitXor": operator.xor}
+
+
+def _arithmetic(op: str, a, b) -> Optional[Const]:
+    """``major * 10 + minor`` on constants (a compute capability: FlashInfer's ``f"{major * 10 + minor}"``
+    picks the fp4 module's arch); strings and sequences only concatenate.  None where Python would raise or
+    the value would be unreasonably large."""
+    if op == "Add" and type(a) is type(b) and isinstance(a, (str, tuple)):
+        return Const(a + b) if len(a) + len(b) <= 10_000 else None
+    numbers = (int, float)
+    if op not in _NUMBER_OPS or not isinstance(a, numbers) or not isinstance(b, numbers):
+        return None
+    if op == "LShift" and (not isinstance(b, int) or b > 64):
+        return None
+    try:
+        v = _NUMBER_OPS[op](a, b)
+    except (ArithmeticError, TypeError, ValueError):
+        return None
+    return Const(v) if not isinstance(v, int) or abs(v) < 2 ** 64 else None
 # Python values: a comparison of them is a bool (an environment read is a str or None)
 _SCALARS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()", "os.getenv()"})
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
@@ -245,11 +267,9 @@ class EvaluatorMixin:
             if len(left) == 1 and len(right) == 1:
                 a, b = next(iter(left)), next(iter(right))
                 if isinstance(a, Const) and isinstance(b, Const):
-                    try:
-                        if e[1] == "Add":
-                            return frozenset({Const(a.value + b.value)})
-                    except TypeError:
-                        pass
+                    folded = _arithmetic(e[1], a.value, b.value)
+                    if folded is not None:
+                        return frozenset({folded})
             return frozenset({Unknown("binop")})
         if k == "ifexp":
             t = self.truth(e[1], scope)
