@@ -145,6 +145,7 @@ class Reach:
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
         self._const_memo: dict = {}
+        self._self_calls: dict = {}  # method id -> the (line, col) of its calls on its own `self` (_is_self_call)
         self._const_contexts: dict = {}  # function id -> the constant contexts it was entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
@@ -517,6 +518,9 @@ class Reach:
         prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
         conds_of: dict = {}  # node -> the undecided conditions on its path (empty for the certain ones)
         alternatives_seen: dict = {}  # which callees of a many-callee call led to a node: _all_alternatives
+        # node -> what the guards on its path say of its `self` (_self_facts): `if self.merged: self.unmerge()`
+        # makes unmerge's `if not self.merged: warnings.warn(...)` dead (peft's LoRA layers)
+        self_facts: dict = {}
         findings: list = []
         ctx = (parent, prefixes, region, region_ref)
 
@@ -532,6 +536,13 @@ class Reach:
                 take(node, step, what, act, here + conds if conds else here)
 
         def take(node: Node, step, what, act: Action, conds: tuple) -> None:
+            known = self_facts.get(node)
+            here = len(conds_of[node])
+            if known and len(conds) > here:
+                own = self._self_facts(node, conds[here:])
+                if any((e, not pol) in known for e, pol in own if e is not None):
+                    return  # the caller's guard on `self` decided this branch the other way
+                conds = conds[:here] + tuple(c for c, f in zip(conds[here:], own) if f not in known)
             if step is _CHILD:
                 folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
                 if folded is not None:
@@ -539,6 +550,7 @@ class Reach:
                 if what not in parent:
                     parent[what] = (node, act)
                     conds_of[what] = conds
+                    self_facts[what] = self._facts_for_callee(node, what, act, known, conds[here:])
                     queue.append(what)
                 elif conds_of[what]:
                     # reached again on another path: with no condition, or under the opposite branch
@@ -550,6 +562,7 @@ class Reach:
                     if weaker == ():
                         parent[what] = (node, act)
                         conds_of[what] = weaker
+                        self_facts[what] = self._facts_for_callee(node, what, act, known, ())
                         queue.append(what)
             elif step is _HAZARD:
                 emit(lambda c: self._hazard(act, node, ctx, c), _dedup(conds))
@@ -589,6 +602,35 @@ class Reach:
             while queue:
                 visit(queue.popleft(), False, deferred)
         return findings + _fold_alternatives(findings, redo)
+
+    def _self_facts(self, node: Node, conds: tuple) -> list:
+        """Each condition of ``node``'s own guards as (expression with its ``self`` spelled ``<self>``, the
+        truth it needs), or (None, None) where it does not test an attribute of ``self``."""
+        f = self.p.function(node.fid)
+        me = f.params[0] if f is not None and f.params and f.class_name else None
+        return [_self_fact(c, me) for c in conds]
+
+    def _facts_for_callee(self, node: Node, child: Node, act: Action, known, conds: tuple) -> frozenset:
+        """What the callee may assume of its ``self``: the caller's facts and the call's own guards on ``self``
+        -- only through a call on ``self`` itself (``self.unmerge()``), where the callee's ``self`` is the
+        caller's.  (A method that changes the attribute between the test and the call would make this wrong:
+        the walk does not follow stores; the guard is taken as the state the callee starts in.)"""
+        if child.self_cls is None or child.self_cls != node.self_cls or not self._is_self_call(node, act):
+            return frozenset()
+        own = {fact for fact in self._self_facts(node, conds) if fact[0] is not None}
+        return frozenset(known or ()) | own
+
+    def _is_self_call(self, node: Node, act: Action) -> bool:
+        """The call at ``act`` is ``self.method(...)`` on the method's own first parameter."""
+        f = self.p.function(node.fid)
+        if f is None or not f.params or not f.class_name:
+            return False
+        on_self = self._self_calls.get(node.fid)
+        if on_self is None:
+            me = ("name", f.params[0])
+            on_self = self._self_calls[node.fid] = frozenset(
+                (site.line, site.col) for site in f.calls if site.func[0] == "attr" and site.func[1] == me)
+        return (act.line, act.col) in on_self
 
     def _entry_nodes(self, region: Region, default_call: bool = False) -> list:
         """The compiled functions, and the wrappers their decorators put around them: compiling a decorated
@@ -940,6 +982,32 @@ def _is_tensor(vals: frozenset) -> bool:
         if t.rsplit(".", 1)[-1][:-2] in _NON_TENSOR_METHODS:
             return False
     return True
+
+
+def _self_fact(c: Condition, me: Optional[str]) -> tuple:
+    """(``self.merged`` as ``<self>.merged``, True) for a condition ``self.merged`` / ``not self.merged``
+    (False) / ``self.x is None`` kept as it is; (None, None) for any other."""
+    e, pol = c.expr, c.polarity
+    if not me or not isinstance(e, tuple) or not e:
+        return (None, None)
+    while e[0] == "not":
+        e, pol = e[1], not pol
+    spelled = _respell_self(e, me)
+    return (spelled, pol) if spelled is not None else (None, None)
+
+
+def _respell_self(e, me: str):
+    """``e`` with its root ``me`` (a method's first parameter) spelled ``<self>``; None unless ``e`` is an
+    attribute chain on it (``self.a.b``) or a comparison of one with a constant."""
+    if e[0] == "attr":
+        if e[1] == ("name", me):
+            return ("attr", ("name", "<self>"), e[2])
+        inner = _respell_self(e[1], me)
+        return ("attr", inner, e[2]) if inner is not None and inner[0] == "attr" else None
+    if e[0] == "cmp" and len(e[2]) == 1 and e[2][0][1][0] == "const":
+        left = _respell_self(e[1], me)
+        return ("cmp", left, e[2]) if left is not None and left[0] == "attr" else None
+    return None
 
 
 def _alternatives(acts: list, site) -> list:

@@ -263,3 +263,23 @@ def test_the_new_hazard_families_on_flashinfer(flashinfer_table):
         assert f is not None, f"{api}: predicted safe"
         assert (f.rule, Path(f.path).name, f.line) == (rule, name, line), (api, f.rule, f.path, f.line, f.callee)
 
+
+
+def test_a_callers_guard_on_self_holds_in_the_method_it_calls(cache_dir):
+    """peft 0.17.1, peft/tuners/lora/layer.py: ``Linear.forward`` calls ``self.unmerge()`` only
+    ``if self.merged:``, and ``unmerge`` begins ``if not self.merged: warnings.warn("Already unmerged...")``.
+    On that path the warning is dead: the guard in the caller decided it for the callee, whose ``self`` is
+    the caller's.  (It was a warning under both ``self.merged`` and ``not self.merged``.)  Compiled on its
+    own, ``unmerge`` still warns under ``not self.merged``."""
+    site = _site("peft")
+    layer = site / "peft" / "tuners" / "lora" / "layer.py"
+
+    def warns_in_unmerge(entry: str) -> list:
+        result = scan(ScanOptions(paths=[layer], search_path=[site], use_environment=False, cache_dir=cache_dir,
+                                  entries=[entry]))
+        assert [r.qualname for r in result.regions] == [entry.split(":")[1]]
+        return [f for f in result.findings if f.qualname == "Linear.unmerge" and f.rule == "CL109"]
+
+    assert warns_in_unmerge("peft.tuners.lora.layer:Linear.forward") == []
+    (alone,) = warns_in_unmerge("peft.tuners.lora.layer:Linear.unmerge")
+    assert [c.text for c in alone.conditions] == ["not self.merged"]

@@ -56,6 +56,8 @@ FIXTURE_SETS: dict[str, list[tuple[str, str]]] = {
     "fixed": [("sglang", "0.5.12"), ("flashinfer-python", "0.6.11.post1")],
     # latest checked
     "current": [("sglang", "0.5.23"), ("flashinfer-python", "0.7.2.post1")],
+    # LoRA layers: a caller's guard on `self` decides the callee's (issue [B])
+    "peft": [("peft", "0.17.1")],
 }
 
 COMPLETE = ".complete"
