@@ -16,7 +16,9 @@ MEASURED_STOP = Rule(
          "(`generator.get_state()` on a `torch.Generator`, GB7650: a measured stop beats the torch package "
          "boundary; FlashInfer's `get_seed_and_offset`); calling an `IntEnum` of the scanned code, which runs "
          "its base's `__call__` (`ActivationType(x)`, GB0116 on torch 2.11, compiles on 2.13: FlashInfer's "
-         "`normalize_activation_type`); `importlib.util.find_spec`, `importlib.metadata.version` and "
+         "`normalize_activation_type`; on 2.11 the call compiles when its argument is a parameter whose "
+         "default is the member -- `SfLayout(sfLayout)` in `mxfp4_quantize` -- so there it is reported only if "
+         "the caller passes one); `importlib.util.find_spec`, `importlib.metadata.version` and "
          "`copy.deepcopy` on torch 2.11, which torch 2.13 constant-folds or traces.",
     why="What Dynamo traces is a fact of one torch version, and these calls are not hazards of a kind another "
         "rule describes (files, processes, clocks...): they stop Dynamo because it has no model of them. The "

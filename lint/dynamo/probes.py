@@ -430,6 +430,8 @@ PROBES.update({
                                      body="with contextlib.redirect_stdout(BUF):\n    pass"),
     "dataclasses.fields": _p("import dataclasses\n@dataclasses.dataclass\nclass DC:\n    a: int = 1",
                              "dataclasses.fields(DC)"),
+    "dataclasses.asdict": _p("import dataclasses\n@dataclasses.dataclass\nclass DC:\n    a: int = 1\nOBJ = DC()",
+                             "dataclasses.asdict(OBJ)"),
     "traceback.format_stack": _p("import traceback", "traceback.format_stack()"),
     "sys._getframe": _p("", "sys._getframe()"),
     "threading.get_ident": _p(_T, "threading.get_ident()"),
