@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from compile_lint.engine import ScanOptions, scan  # noqa: E402
 from compile_lint.library import verdicts  # noqa: E402
-from realworld.libmode_truth import CUDA_VERSION, NOT_INSTALLED, TARGET_ARCH, TORCH_VERSION, load_truth, score  # noqa: E402
+from realworld.libmode_truth import CUDA_VERSION, NOT_INSTALLED, TARGET_ARCH, TORCH_VERSION, innermost_frames, load_truth, score  # noqa: E402
 from realworld.pypi_fixtures import site_root  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def main() -> int:
                               not_installed=list(NOT_INSTALLED)))
     table = {v.api: v for v in verdicts(result)}
     root = str(site) + "/"
-    s = score(table, load_truth(), lambda p: str(p).removeprefix(root))
+    s = score(table, load_truth(), lambda p: str(p).removeprefix(root), innermost_frames())
     print(f"library mode on flashinfer 0.7.2.post1 ({len(table)} public APIs, {time.monotonic() - t0:.0f} s) "
           f"vs the H200:")
     print("  " + s.line())

@@ -111,6 +111,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         env_complete=click.get_current_context().meta.get("compile_lint.env_complete", False),
         not_installed=list(click.get_current_context().meta.get("compile_lint.not_installed", [])),
         torch_version=click.get_current_context().meta.get("compile_lint.torch_version"),
+        show_disabled=click.get_current_context().meta.get("compile_lint.show_disabled", False),
     )
     if not no_cache:
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
@@ -165,6 +166,10 @@ _scan_params = [
     click.option("--env-complete", is_flag=True, expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.env_complete", v),
                  help="The --env variables are the deployment's whole environment: any other is unset."),
+    click.option("--show-disabled", is_flag=True, expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.show_disabled", v),
+                 help="Also report, as notes, the hazards inside torch.compiler.disable'd functions: what "
+                      "removing the disable would expose (Dynamo never traces them; the call is the stop, CL116)."),
     click.option("--not-installed", "not_installed", multiple=True, metavar="MODULE", expose_value=False,
                  callback=lambda ctx, p, v: ctx.meta.__setitem__("compile_lint.not_installed",
                                                                  _facts(p, v, parse_module_name)),

@@ -61,6 +61,7 @@ class Config:
     python: Optional[str] = None
     baseline: Optional[Path] = None
     strict: bool = False  # `--strict`: an unanalysed compiled region exits 2
+    show_disabled: bool = False  # `--show-disabled`: the hazards inside torch.compiler.disable'd code, as notes
 
     @property
     def base(self) -> Path:
@@ -215,7 +216,7 @@ def _resolve(base: Path, p: str) -> Path:
 
 KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "entry-points", "region-models",
         "target-arch", "cuda-version", "fix-in", "op-namespace", "cache-dir", "search-path", "python", "baseline",
-        "fix", "models", "strict", "assume", "env", "env-complete", "not-installed")
+        "fix", "models", "strict", "assume", "env", "env-complete", "not-installed", "show-disabled")
 # [tool.compile-lint.fix]: read by compile_lint.fixers.config; checked here so a typo is an error too
 FIX_KEYS = ("op-namespace", "hoist-to", "fix-in", "fakes")
 
@@ -272,6 +273,10 @@ def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") ->
         if not isinstance(t["strict"], bool):
             _err(path, "strict", f"expected true or false, got {t['strict']!r}")
         cfg.strict = t["strict"]
+    if "show-disabled" in t:
+        if not isinstance(t["show-disabled"], bool):
+            _err(path, "show-disabled", f"expected true or false, got {t['show-disabled']!r}")
+        cfg.show_disabled = t["show-disabled"]
     if "entry-points" in t:
         for e in _str_list(path, "entry-points", t["entry-points"]):
             if not ENTRY_RE.match(e):
@@ -404,6 +409,8 @@ def apply_config(opts, cfg: Config, given: set):
         opts.env = [e for e in cfg.env if e[0] not in have] + list(opts.env)
         opts.env_complete = opts.env_complete or cfg.env_complete
         opts.not_installed = list(opts.not_installed) + [m for m in cfg.not_installed if m not in opts.not_installed]
+    if hasattr(opts, "show_disabled"):
+        opts.show_disabled = opts.show_disabled or cfg.show_disabled
     if cfg.per_file_ignores and hasattr(opts, "per_file_ignores"):
         opts.per_file_ignores = list(getattr(opts, "per_file_ignores") or []) + list(cfg.per_file_ignores)
     return opts

@@ -77,6 +77,9 @@ class ScanOptions:
     # the deployment's torch (--torch-version): whose measured verdict table the rules read; None: the
     # installed torch's (the GPU machine runs 2.11 where this one has 2.13: the verdicts differ)
     torch_version: Optional[str] = None
+    # also walk into torch.compiler.disable'd callees and report what lies there as notes (--show-disabled):
+    # what removing the disable would expose; by default the walk stops at the disabled call (CL116)
+    show_disabled: bool = False
 
 
 @dataclass
@@ -351,7 +354,8 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     time instead of all at the end of the region search, so the two cores stay busy together.  The order of
     the work is still fixed (the candidates' order), so the results are the same in every run."""
     regions: list = []
-    reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version)
+    reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version,
+                  show_disabled=options.show_disabled)
     merged = _Merged(options.keep_paths_by_hazard)
     # region index -> its most direct error (library mode's table); failing that, its most direct break behind
     # undecided conditions (the API is unsafe when they hold)
@@ -409,7 +413,7 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
         options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules,
         tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete,
-        tuple(options.not_installed), options.torch_version))
+        tuple(options.not_installed), options.torch_version, options.show_disabled))
 
 
 def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scanned: dict, program: Program,

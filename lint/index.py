@@ -537,6 +537,9 @@ class Indexer:
                 fn.add_local(tgt.id, value)
                 if tgt.id in fn.global_names:
                     fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
+                    # `global lib` / `lib = CDLL(...)` in a function: the module name may hold it afterwards
+                    # (a store with no keys: ModuleSummary.stores)
+                    self.store(tgt.id, (), value, fn, False, st.lineno, guards)
         elif isinstance(tgt, (ast.Tuple, ast.List)):
             # `a, *b, c = v`: a is v[0], b the list v[1:-1], c is v[-1]
             n = len(tgt.elts)

@@ -16,8 +16,8 @@ What one call site means is worked out once per (function, self class) as a list
   Python side effects and random values do not;
 - ``tracetime:<marker>``: below ``allow_in_graph``/``nonstrict_trace``/``assume_constant_result``: the body runs
   while tracing, so its hazards are silent differences (CL204), not breaks;
-- ``disabled``: below a ``torch.compiler.disable`` reached from a fullgraph region: the disable is itself an
-  error there, and the hazards behind it still need a real fix.
+- ``disabled``: below a ``torch.compiler.disable``, walked only with ``--show-disabled``: Dynamo stops at the
+  call (CL116) and never traces the body, so its hazards are notes -- what removing the disable would expose.
 """
 from __future__ import annotations
 
@@ -131,8 +131,12 @@ def module_of(name: str) -> str:
 
 
 class Reach:
-    def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None):
+    def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None,
+                 show_disabled: bool = False):
         self.p = program
+        # walk into torch.compiler.disable'd callees too (--show-disabled): Dynamo never traces them (the call is
+        # the stop, CL116), so what lies there is reported as notes, what removing the disable would expose
+        self.show_disabled = show_disabled
         self.trace_rules = trace_rules
         # what Dynamo measurably does with each callee, on the deployment's torch (--torch-version) or this
         # one (or the nearest one measured)
@@ -658,9 +662,10 @@ class Reach:
         return tuple(out)  # all of them: one node per entry, not one per call site (MAX_CONST_PARAMS)
 
     def _disable_condition(self, act: Action, node: Node, child: Node) -> tuple:
-        """Entering a ``torch.compiler.disable``d function from traced code: Dynamo stops at the call (CL116)
-        and never traces the body, so what lies there is reported only under this condition -- what removing
-        the disable would expose, never a certain stop (the corpus's c056/c070: measured, the call is the stop)."""
+        """Entering a ``torch.compiler.disable``d function from traced code (``--show-disabled`` only): Dynamo
+        stops at the call (CL116) and never traces the body, so what lies there is reported as a note under this
+        condition -- what removing the disable would expose, never a stop (the corpus's c056/c070: measured, the
+        call is the stop)."""
         if child.mode != "disabled" or node.mode == "disabled":
             return ()
         mod = self.p.module(split_id(node.fid)[0])
@@ -712,8 +717,8 @@ class Reach:
         """The nodes a call enters (the callee, and the bodies of decorators seen through)."""
         fv: Func = act.target
         if _breaks_at_disable(fv, node):
-            if not fullgraph:
-                return []  # a graph break at the disable: what lies behind it runs eagerly
+            if not self.show_disabled:
+                return []  # Dynamo stops at the disable (CL116): what lies behind it runs eagerly, never traced
             mode = "disabled"
         elif node.mode.startswith("tracetime"):
             mode = node.mode
@@ -852,6 +857,8 @@ class Reach:
             severity = "warning"
         else:
             severity = "note"
+        if node.mode == "disabled":
+            severity = "note"  # --show-disabled: Dynamo never runs it; what removing the disable would expose
         f = self.p.function(node.fid)
         mod = self.p.module(split_id(node.fid)[0])
         loader = self.p.function(node.loader) if node.loader else None

@@ -162,7 +162,8 @@ class ModuleSummary:
     dunder_all: Optional[tuple] = None
     # name -> tuple[Binding("store", (keys, value, function qualname or None), line, guards)]: the item
     # assignments ``name[k] = v`` (and ``name.update({k: v})``) to a module-level container, at the top level
-    # (None) or in a function that does not bind the name itself
+    # (None) or in a function that does not bind the name itself; with no keys, the rebinding of the name in a
+    # function that declares it ``global``
     stores: dict = field(default_factory=dict)
     # the modules its import always imports (top level, outside any try and branch): where one of them
     # cannot be imported, neither can this module

@@ -13,8 +13,10 @@ DISABLE = Rule(
          "or an alias of them) from a compiled region.",
     why="`disable` is a graph break by design: under `fullgraph=True` it is an error, so it is not a fix there "
         "(measured: FlashInfer's loader wrapped in `disable` still fails a fullgraph capture). In default mode it "
-        "costs a break at each call (5 were counted for one `rmsnorm` call on an H200). Under fullgraph the "
-        "hazards behind the disabled function are reported too: they still need an op boundary.",
+        "costs a break at each call (5 were counted for one `rmsnorm` call on an H200). Dynamo never traces the "
+        "disabled function, so the walk stops at the call: the hazards behind it are not reported, unless "
+        "`--show-disabled`, as notes (what removing the disable would expose; under fullgraph they still need an "
+        "op boundary).",
     example='''
 import torch
 

@@ -60,11 +60,14 @@ FOREIGN_CALLABLE = Rule(
     code="CL114",
     name="foreign-callable-in-compiled-region",
     kind=BREAK,
-    message="calls `{callee}`, an opaque native function returned by a JIT load",
+    message="calls `{callee}`, an opaque native function of a library loaded at run time (a JIT build, ctypes)",
     dynamo=DynamoOutcome("torch._dynamo.exc.Unsupported", "GB0156", "Unsupported method call",
                          "__call__ of class Function (tvm_ffi.Function), at the call"),
     what="Finds calls of functions that come out of a native module loaded at run time (a `tvm_ffi.Module`'s "
-         "functions, a `cpp_extension` module's functions) when no op boundary wraps them.",
+         "functions, a `cpp_extension` module's functions, a `ctypes.CDLL`'s function pointers) when no op "
+         "boundary wraps them. This covers the ctypes-backed vendor modules (`pynvml` from `nvidia-ml-py`): "
+         "`nvmlInit()` loads `libnvidia-ml` into a module global (`global nvmlLib; nvmlLib = CDLL(...)`) and "
+         "calls `getattr(nvmlLib, name)(...)`, a `_FuncPtr` call (measured: `ctypes.CDLL(...).*`, GB0156).",
     why="Dynamo cannot see inside a foreign function object and has no rule to put it in the graph: "
         "`Unsupported method call`. This is why hoisting FlashInfer's module load out of the region is not "
         "enough under `fullgraph=True` (measured on an H200 with flashinfer 0.7.2.post1).",

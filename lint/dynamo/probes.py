@@ -280,6 +280,8 @@ PROBES.update({
     "ctypes.cdll.LoadLibrary": _p("import ctypes", "ctypes.cdll.LoadLibrary('libc.so.6')"),
     "ctypes.pydll.LoadLibrary": _p("import ctypes", "ctypes.pydll.LoadLibrary('libc.so.6')"),
     "ctypes.util.find_library": _p("import ctypes.util", "ctypes.util.find_library('c')"),
+    # a loaded library's function, called (CL114; pynvml's nvmlInit: `fn = getattr(nvmlLib, name)`, `fn(flags)`)
+    "ctypes.CDLL(...).*": _p("import ctypes\nLIBC = ctypes.CDLL('libc.so.6')", "LIBC.abs(-3)"),
 })
 
 # --- CL112 host state --------------------------------------------------------------------------------------------

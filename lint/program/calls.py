@@ -372,7 +372,11 @@ class CallMixin:
                 if len(args) >= 3:  # getattr(obj, name, default): either
                     got = frozenset(v for v in got if not isinstance(v, Unknown)) | self._arg_values(args, scope, 2)
                 return got
-            return UNKNOWN
+            # a name computed at run time: of a native library (`getattr(nvmlLib, name)`, pynvml's function
+            # pointers), still a function of that library
+            foreign = frozenset(Foreign(o.origin, f"{o.path}.<{_name_text(args[1])}>" if o.path
+                                        else f"<{_name_text(args[1])}>") for o in first if isinstance(o, Foreign))
+            return foreign or UNKNOWN
         if name == "builtins.type" and len(args) == 1:
             return frozenset(Class(x.cls) for x in first if isinstance(x, Instance)) or UNKNOWN
         if name == "builtins.super":
@@ -458,3 +462,7 @@ def _wrapper_condition(wid: str) -> str:
     decorator = qual.split(".<locals>.")[0]
     return f"@{decorator} installs its {qual.rsplit('.', 1)[-1]} (decided at import)"
 
+
+def _name_text(arg) -> str:
+    """How a call's argument is shown in a callee's name: the variable it reads, else ``attr``."""
+    return arg[1] if type(arg) is tuple and len(arg) == 2 and arg[0] == "name" and type(arg[1]) is str else "attr"

@@ -131,7 +131,10 @@ class ResolverMixin:
                 out = set(vals)
         for b in stores:  # stores in functions: may have run, in any order
             if b.value[2] is not None and self.guards_may_hold(b.guards, scope, preds):
-                out = self._stored(out, b, mod)
+                if not b.value[0]:  # `global name; name = v` in a function: v, besides what the top level bound
+                    out |= self._stored_value(b, mod)
+                else:
+                    out = self._stored(out, b, mod)
         if out:
             return frozenset(out)
         for star_mod, guards in m.star_imports:
@@ -153,6 +156,11 @@ class ResolverMixin:
                 return frozenset({Module(sub)})
         if name in BUILTIN_NAMES:
             return frozenset({External(f"builtins.{name}")})
+        # `from ctypes import *` of a module not among the sources (the standard library without the
+        # environment): a public name bound nowhere else comes from it, when it is the only such star import
+        outside = [sm for sm, guards in m.star_imports if self.module(sm) is None]
+        if len(outside) == 1 and not name.startswith("_"):
+            return frozenset({External(model.normalize(f"{outside[0]}.{name}"))})
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
@@ -179,6 +187,12 @@ class ResolverMixin:
             elif runs != {True}:
                 return before | set(vals)
         return kept | set(vals)
+
+    def _stored_value(self, b, mod: str) -> frozenset:
+        """The value a function binds to a module-level name it declares ``global``."""
+        _, value, where = b.value
+        fid = f"{mod}:{where}"
+        return frozenset(v for v in self.eval(value, Scope(mod, self.function(fid), fid)) if not isinstance(v, Unknown))
 
     def _stored(self, vals: set, b, mod: str, at_line: bool = False) -> set:
         """The values of a container after ``container[k1][k2] = value`` (a ``store`` of ModuleSummary.stores)."""

@@ -24,6 +24,23 @@ TORCH_VERSION = "2.11"  # the GPU machine's torch: the scan reads the verdicts m
 NOT_INSTALLED = ("cutlass",)
 
 
+def innermost_frames(directory: Path = TRUTH_DIR) -> dict:
+    """{api: "path:line" of the innermost frame of Dynamo's stop, in whatever file (``pynvml.py:2980`` where
+    FlashInfer's innermost frame is its call into pynvml, ``<python>/pathlib.py:842``)} for the unsafe APIs."""
+    recs: dict = {}
+    for fn in sorted(directory.glob("libmode-oracle-round*.jsonl")):
+        for line in fn.read_text().splitlines():
+            r = json.loads(line)
+            if r.get("mode") == "case" and "[" not in r["case"]:
+                recs[r["case"]] = r
+    out = {}
+    for r in recs.values():
+        inner = (r.get("fullgraph_error") or {}).get("innermost_any")
+        if r.get("eager") == "ok" and r.get("fullgraph") not in (None, "COMPILES") and inner:
+            out[r["api"]] = inner.rsplit(":", 1)[0]
+    return out
+
+
 def load_truth(directory: Path = TRUTH_DIR) -> dict:
     """{api: (truth, "path:line" of Dynamo's stop or None)} for the APIs with a truth."""
     recs: dict = {}
@@ -71,9 +88,12 @@ class LibmodeScore:
                 f"{self.first_is_stop}/{unsafe} | true safe {self.true_safe}")
 
 
-def score(table: dict, truth: dict, rel) -> LibmodeScore:
-    """``table``: {api: ApiVerdict}; ``rel``: a finding's path relative to the site (``flashinfer/...``)."""
+def score(table: dict, truth: dict, rel, innermost: dict | None = None) -> LibmodeScore:
+    """``table``: {api: ApiVerdict}; ``rel``: a finding's path relative to the site (``flashinfer/...``);
+    ``innermost``: {api: the stop's innermost frame in any file} (``innermost_frames``): a first hazard shown
+    there is Dynamo's stop too (get_gpu_memory_bandwidth's ``fn(flags)`` in pynvml, below FlashInfer's call)."""
     s = LibmodeScore()
+    innermost = innermost or {}
     for api, (want, stop) in sorted(truth.items()):
         v = table.get(api)
         if v is None:
@@ -83,7 +103,7 @@ def score(table: dict, truth: dict, rel) -> LibmodeScore:
             s.true_unsafe += 1
             f = v.first_hazard
             shown = f"{rel(f.path)}:{f.line}"
-            if stop is not None and shown == stop:
+            if stop is not None and shown == stop or shown == innermost.get(api):
                 s.first_is_stop += 1
             else:
                 s.wrong_first.append(f"{api}: first shown {shown} ({f.callee}), Dynamo stops at {stop}")

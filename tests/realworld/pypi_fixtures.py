@@ -1,4 +1,4 @@
-"""Download real-world fixture sources (sglang, flashinfer) from PyPI, unpacked and cached.
+"""Download real-world fixture sources (sglang, flashinfer, pynvml) from PyPI, unpacked and cached.
 
 Usable from pytest and from bench scripts::
 
@@ -16,8 +16,9 @@ Layout under ``cache_root()`` (``$COMPILE_LINT_FIXTURE_CACHE`` or ``~/.cache/com
 
     <dist>-<version>/            unpacked wheel (or sdist package dirs); looks like site-packages
         .complete                marker: extraction finished
-    sets/<name>/                 symlinks (or copies) of every top-level entry of the set's dists
-        .complete                marker: holds the set's manifest; rebuilt if FIXTURE_SETS changes
+    sets/<name>-<hash>/          symlinks (or copies) of every top-level entry of the set's dists; the hash is
+        .complete                of the set's manifest (held by this marker): a changed FIXTURE_SETS entry is a
+                                 new directory
 
 The downloaded code is never imported or executed by this module.  (Only wheels are
 expected; if pip has to fall back to an sdist it prepares metadata with the sdist's
@@ -31,6 +32,7 @@ Set ``COMPILE_LINT_FIXTURE_OFFLINE=1`` to forbid network use (missing fixtures t
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -54,8 +56,10 @@ FIXTURE_SETS: dict[str, list[tuple[str, str]]] = {
     "seed": [("sglang", "0.5.9"), ("flashinfer-python", "0.6.3")],
     # first releases with the quantizer wrapped as an opaque custom op
     "fixed": [("sglang", "0.5.12"), ("flashinfer-python", "0.6.11.post1")],
-    # latest checked
-    "current": [("sglang", "0.5.23"), ("flashinfer-python", "0.7.2.post1")],
+    # latest checked, with pynvml (nvidia-ml-py, ctypes bindings to libnvidia-ml) that flashinfer.utils imports:
+    # 13.610.43 is the one whose nvmlInitWithFlags calls its function pointer at pynvml.py:2980, the innermost
+    # frame of Dynamo's stop in get_gpu_memory_bandwidth on the H200 (tests/realworld/gpu_truth/)
+    "current": [("sglang", "0.5.23"), ("flashinfer-python", "0.7.2.post1"), ("nvidia-ml-py", "13.610.43")],
     # LoRA layers: a caller's guard on `self` decides the callee's (issue [B])
     "peft": [("peft", "0.17.1")],
 }
@@ -249,7 +253,9 @@ def site_root(name: str) -> Path:
     roots = fetch_set(name)
     manifest = "\n".join(f"{d}=={v}" for d, v in FIXTURE_SETS[name]) + "\n"
     sets = cache_root() / "sets"
-    final = sets / name
+    # keyed by the manifest: a set whose definition changed (pynvml added to "current") gets its own directory,
+    # so neither an old cache nor a checkout still on the old definition (sharing the cache) masks it
+    final = sets / f"{name}-{hashlib.blake2b(manifest.encode(), digest_size=5).hexdigest()}"
     marker = final / COMPLETE
     if marker.is_file() and marker.read_text() == manifest:
         return final
