@@ -418,8 +418,18 @@ class Reach:
                 return [Action("skipped", *at, rule="CL117", callee=name, detail=reason)]
         verdict = self.verdicts.get(name) if self.verdicts is not None else None
         if verdict is not None and verdict.stops:
+            if self._on_instance_compiles(name, site, scope):
+                return [Action("stop", *at, detail="measured to compile on an instance")]
             return [Action("sink", *at, rule="CL118", callee=name)]
         return [Action("stop", *at, detail="external")]
+
+    def _on_instance_compiles(self, name: str, site, scope: Scope) -> bool:
+        """``dataclasses.fields(CFG)`` on an instance of a scanned class where the torch measured compiles that
+        (``dataclasses.fields@instance``: torch 2.13 traces it; on the class it stops, GB0180)."""
+        if not site.args or not self.verdicts.compiles(f"{name}@instance"):
+            return False
+        vals = self.p.eval(site.args[0], scope)
+        return bool(vals) and all(isinstance(v, Instance) for v in vals)
 
     def _attr_actions(self, a, scope: Scope) -> list:
         out = []

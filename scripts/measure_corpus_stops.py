@@ -2,6 +2,7 @@
 """Measure every stop of every corpus case on the installed torch and write tests/corpus_stops.json.
 
     python scripts/measure_corpus_stops.py [--jobs 2] [--out tests/corpus_stops.json]
+    python scripts/measure_corpus_stops.py --corpus tests/corpus_families --out tests/corpus_families/stops.json
 
 Each case runs in a fresh interpreter (tests/oracle_runner.py, the same per-case run that tests/test_oracle.py
 does): the first stop under ``torch.compile(fullgraph=True, backend="eager")``, then, when it raised, every
@@ -32,11 +33,19 @@ METHOD = ("tests/oracle_runner.py, one fresh process per case: fullgraph=True fo
           "graph break left out; frames of the case's files traced even without tensors")
 
 
-def measure(jobs: int = 2, names=None) -> dict:
-    expected = json.loads((CORPUS / "expected.json").read_text())["cases"]
-    names = sorted(names or expected)
+def case_names(corpus: Path) -> list:
+    """The cases of a corpus: those its expected.json lists (the shared corpus), else every cases/*.py."""
+    expected = corpus / "expected.json"
+    if expected.is_file():
+        return sorted(json.loads(expected.read_text())["cases"])
+    return sorted(p.stem for p in (corpus / "cases").glob("*.py"))
+
+
+def measure(jobs: int = 2, names=None, corpus: Path = CORPUS) -> dict:
+    names = sorted(names or case_names(corpus))
+    cases = (corpus / "cases").resolve()
     with tempfile.TemporaryDirectory(prefix="corpus_stops_") as tmp, ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = dict(zip(names, pool.map(lambda n: run_fresh(CORPUS / "cases", n, tmp), names)))
+        results = dict(zip(names, pool.map(lambda n: run_fresh(cases, n, tmp), names)))
     crashed = {n: r["stderr"] for n, r in results.items() if r.get("crashed")}
     if crashed:
         raise SystemExit("crashed:\n" + "\n".join(f"{n}: {e}" for n, e in crashed.items()))
@@ -49,8 +58,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "tests" / "corpus_stops.json")
+    ap.add_argument("--corpus", type=Path, default=CORPUS, help="a corpus folder (cases/ inside; default: "
+                    "tests/corpus)")
     args = ap.parse_args(argv)
-    doc = measure(args.jobs)
+    doc = measure(args.jobs, corpus=args.corpus)
     args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     many = sum(len(c["stops"]) > 1 for c in doc["cases"].values())
     print(f"measure_corpus_stops: {len(doc['cases'])} cases, {sum(len(c['stops']) for c in doc['cases'].values())} "

@@ -432,6 +432,9 @@ PROBES.update({
                                      body="with contextlib.redirect_stdout(BUF):\n    pass"),
     "dataclasses.fields": _p("import dataclasses\n@dataclasses.dataclass\nclass DC:\n    a: int = 1",
                              "dataclasses.fields(DC)"),
+    # on an instance (`fields(self.config)`): measured apart, the class's verdict does not speak for it
+    "dataclasses.fields@instance": _p("import dataclasses\n@dataclasses.dataclass\nclass DC:\n    a: int = 1\n"
+                                      "OBJ = DC()", "dataclasses.fields(OBJ)"),
     "dataclasses.asdict": _p("import dataclasses\n@dataclasses.dataclass\nclass DC:\n    a: int = 1\nOBJ = DC()",
                              "dataclasses.asdict(OBJ)"),
     "traceback.format_stack": _p("import traceback", "traceback.format_stack()"),
