@@ -11,7 +11,7 @@ MEASURED_STOP = Rule(
                          "the call (each callee's measured outcome is reported)"),
     what="Finds calls to functions that the verdict table of the torch in use (`scripts/measure_dynamo_verdicts.py`, "
          "bundled per torch version) measured to stop Dynamo under `fullgraph=True`, when no other rule names "
-         "them: `json.dumps`, `copy.copy`, `dataclasses.fields`, in-memory output redirection (`io.StringIO`, "
+         "them: `json.dumps`, `copy.copy`, `dataclasses.fields` of a class (of an instance it compiles: measured apart, `dataclasses.fields@instance`), in-memory output redirection (`io.StringIO`, "
          "`contextlib.redirect_stdout`: transformers' model debugger) on torch 2.13; a generator's state "
          "(`generator.get_state()` on a `torch.Generator`, GB7650: a measured stop beats the torch package "
          "boundary; FlashInfer's `get_seed_and_offset`); calling an `IntEnum` of the scanned code, which runs "
