@@ -557,6 +557,7 @@ class Reach:
                 if any((e, not pol) in known for e, pol in own if e is not None):
                     return  # the caller's guard on `self` decided this branch the other way
                 conds = conds[:here] + tuple(c for c, f in zip(conds[here:], own) if f not in known)
+            own_conds = conds[here:]  # this call's own guards (before a fold can shorten the path's)
             if step is _CHILD:
                 folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
                 if folded is not None:
@@ -564,7 +565,7 @@ class Reach:
                 if what not in parent:
                     parent[what] = (node, act)
                     conds_of[what] = conds
-                    self_facts[what] = self._facts_for_callee(node, what, act, known, conds[here:])
+                    self_facts[what] = self._facts_for_callee(node, what, act, known, own_conds)
                     queue.append(what)
                 elif conds_of[what]:
                     # reached again on another path: with no condition, or under the opposite branch

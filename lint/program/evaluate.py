@@ -32,6 +32,7 @@ from ..values import (
     Unknown,
 )
 from .locator import split_id
+from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
 _EITHER_BOOL = frozenset({Const(True), Const(False)})
 _NUMBER_OPS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "FloorDiv": operator.floordiv,
@@ -55,9 +56,11 @@ def _arithmetic(op: str, a, b) -> Optional[Const]:
     except (ArithmeticError, TypeError, ValueError):
         return None
     return Const(v) if not isinstance(v, int) or abs(v) < 2 ** 64 else None
+
+
 # Python values: a comparison of them is a bool (an environment read is a str or None)
-_SCALARS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()", "os.getenv()"})
-from .scope import MAX_CALL_DEPTH, Scope, _fixed
+_SCALARS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()",
+                      "os.getenv()"})
 
 
 _MISS = object()

@@ -171,17 +171,18 @@ class ResolverMixin:
         ``_USE_CUDA = env == "1"``, ``if not _USE_CUDA: try: from .kernels import k`` /
         ``except ImportError: _USE_CUDA = True`` with the import failing, ``_USE_CUDA`` is True either way
         (FlashInfer's norm).  Otherwise the binding may or may not have run: it adds to what came before."""
-        own = []
+        own = []  # (the test as a function of the name's value, the truth the binding needs)
         for g in guards:
-            if _own_test(g.cond, name) is not None:
-                own.append(g)
+            test = _own_test(g.cond, name)
+            if test is not None:
+                own.append((test, g.polarity))
             elif self.truth(g.cond, scope, preds) is not g.polarity:
                 return before | set(vals)
         if not own:
             return set(vals)
         kept = set()
         for v in before:
-            runs = {_own_test(g.cond, name)(v) == g.polarity for g in own} if isinstance(v, Const) else {None}
+            runs = {test(v) == polarity for test, polarity in own} if isinstance(v, Const) else {None}
             if runs == {False}:
                 kept.add(v)
             elif runs != {True}:
