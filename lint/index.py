@@ -43,6 +43,23 @@ def _is_environ(node: ast.AST) -> bool:
     )
 
 
+def _property_accessor(node) -> Optional[str]:
+    """"setter" / "deleter" for ``@name.setter def name(...)``: the def rebinds the name to a copy of the
+    property with the getter it already had, so reading the attribute still runs the getter."""
+    for d in node.decorator_list:
+        if isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") and isinstance(d.value, ast.Name) \
+                and d.value.id == node.name:
+            return d.attr
+    return None
+
+
+def _may_run_getitem(n: ast.Subscript) -> bool:
+    """Whether ``x[k]`` is worth an effect: the read runs ``type(x).__getitem__``, a scanned method when ``x``
+    is an instance of a scanned class.  Slices and tuples of indices are tensor indexing, nearly always."""
+    return isinstance(n.value, (ast.Name, ast.Attribute, ast.Subscript)) and not isinstance(
+        n.slice, (ast.Slice, ast.Tuple))
+
+
 def _const_str(node: ast.AST) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -326,7 +343,7 @@ class Indexer:
                 stack.append((n.left, g))
                 stack.extend((c, g) for c in n.comparators)
             elif t is ast.Subscript:
-                if isinstance(n.ctx, ast.Load) and _is_environ(n.value):
+                if isinstance(n.ctx, ast.Load) and (_is_environ(n.value) or _may_run_getitem(n)):
                     fn.effects.append(
                         Effect("subscript", (self.conv(n.value, fn), self.conv(n.slice, fn)), n.lineno, n.col_offset, g)
                     )
@@ -396,8 +413,9 @@ class Indexer:
         if t in (ast.FunctionDef, ast.AsyncFunctionDef):
             for d in st.decorator_list:
                 self.collect(d, fn, guards, in_try)
-            qual = self.function(st, fn, cls)
-            if cls is not None:
+            accessor = _property_accessor(st)
+            qual = self.function(st, fn, cls, accessor)
+            if cls is not None and accessor is None:
                 cls.methods[st.name] = qual
             elif at_module:
                 self.bind(st.name, Binding("def", qual, st.lineno, guards))
@@ -575,9 +593,18 @@ class Indexer:
             self.mutation_target(tgt, fn, guards, st)
 
     def mutation_target(self, tgt, fn: _Func, guards, st, augmented: bool = False) -> None:
-        """`G[k] = v`, `G.a = v`, `G += 1` (declared global): mutation of module state."""
+        """`G[k] = v`, `G.a = v`, `G += 1` (declared global): mutation of module state.  In a function, a
+        store into an object also runs its class's `__setitem__` / `__setattr__` (transformers' ModelOutput
+        defines both): an effect, for the walk to enter a scanned one."""
         if fn.s.qualname == "<module>":
             return
+        if isinstance(tgt, ast.Subscript) and isinstance(tgt.value, (ast.Name, ast.Attribute)) and \
+                not isinstance(tgt.slice, (ast.Slice, ast.Tuple)):
+            fn.effects.append(Effect("setitem", (self.conv(tgt.value, fn), self.conv(tgt.slice, fn)),
+                                     tgt.lineno, tgt.col_offset, guards))
+        elif isinstance(tgt, ast.Attribute) and isinstance(tgt.value, (ast.Name, ast.Attribute)):
+            fn.effects.append(Effect("setattr", (self.conv(tgt.value, fn), tgt.attr), tgt.lineno, tgt.col_offset,
+                                     guards))
         root = tgt
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
@@ -699,9 +726,10 @@ class Indexer:
         return _Func(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
                      self._may_declare_global)
 
-    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary]) -> str:
+    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None) -> str:
         if cls is not None:
-            qual = f"{cls.qualname}.{node.name}"
+            # a property's setter / deleter is a function of its own: the name stays the getter's
+            qual = f"{cls.qualname}.{node.name}" + (f".<{accessor}>" if accessor else "")
         elif parent_fn.s.qualname != "<module>":
             qual = f"{parent_fn.s.qualname}.<locals>.{node.name}"
         else:

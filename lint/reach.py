@@ -33,6 +33,8 @@ from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .exprtext import source as source_text
+from .actions import Action, Node
+from .implicit import IMPLICIT, ImplicitCallsMixin, builtin_name
 from .findings import ALTERNATIVE, ARGUMENT_PASSED, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
@@ -50,36 +52,6 @@ from .values import (
     Partial,
     ordered,
 )
-
-
-@dataclass(frozen=True)
-class Node:
-    fid: str
-    self_cls: Optional[str]
-    mode: str = "trace"
-    # The outermost cached loader on the way here: the fix point.  Part of the node, so a hazard reached
-    # through two loaders is found once through each (fixing one loader does not fix the other).
-    loader: Optional[str] = None
-    # Parameters bound to constants at the call site (defaults included): Dynamo traces with the real
-    # values, so `if major == 12:` and `backend_modules[backend]` are decided per call.
-    consts: tuple = ()
-
-
-@dataclass(frozen=True)
-class Action:
-    kind: str  # enter | sink | shape | env | random | mutate | skipped | foreign | cached_property | stop | unresolved
-    line: int
-    col: int
-    guards: tuple
-    target: object = None  # Func for enter / cached_property
-    rule: str = ""
-    callee: str = ""
-    detail: str = ""
-    args: tuple = ()  # the call's argument expressions (enter actions), for constant propagation
-    kwargs: tuple = ()
-    # where the call's expression ends: Python calls what a line holds in the order their expressions end
-    # (`gen_module(...).build_and_load()`: the generator first), so it orders two hazards on one line
-    end: tuple = ()
 
 
 @dataclass
@@ -130,7 +102,7 @@ def module_of(name: str) -> str:
     return ".".join(parts) or name
 
 
-class Reach:
+class Reach(ImplicitCallsMixin):
     def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None,
                  show_disabled: bool = False):
         self.p = program
@@ -243,13 +215,19 @@ class Reach:
                     if len(self.stats.unresolved_samples) < 200:
                         self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
         acts = [a for a in acts if a.kind != "unresolved"]
-        return acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site)
+        acts = acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site)
+        for name in {builtin_name(v) for v in vals} - {None}:
+            acts += self._builtin_call_actions(name, site, scope)
+        if site.func[0] == "attr":  # `self.pos_embed(x)` reads the attribute before calling it
+            acts += self._attribute_read_actions(self.p.eval(site.func[1], scope), site.func[2],
+                                                 (site.line, site.col, site.guards))
+        return acts
 
     def _classify(self, v, site, scope: Scope) -> list:
         at = (site.line, site.col, site.guards)
         acts = self._classify_value(v, site, scope, at)
         for i, a in enumerate(acts):
-            if a.kind == "enter":
+            if a.kind == "enter" and a.detail != IMPLICIT:
                 acts[i] = Action(a.kind, a.line, a.col, a.guards, a.target, a.rule, a.callee, a.detail,
                                  site.args, site.kwargs, (site.end_line, site.end_col))
         return acts
@@ -278,10 +256,11 @@ class Reach:
                                             f"its default)", ARGUMENT_PASSED), True, site.line)
                     at = (site.line, site.col, site.guards + (why,))
                 return [Action("sink", *at, rule="CL118", callee=measured)]
-            acts = []
-            for init in ordered(self.p.member(v.id, "__init__", Instance(v.id))):
-                if isinstance(init, Func):
-                    acts.append(Action("enter", *at, target=init, callee=dotted(v.id)))
+            acts = self._dataclass_init_actions(v.id, at)  # a generated __init__ hides the bases' own
+            if not acts:
+                for init in ordered(self.p.member(v.id, "__init__", Instance(v.id))):
+                    if isinstance(init, Func):
+                        acts.append(Action("enter", *at, target=init, callee=dotted(v.id)))
             return acts or [Action("stop", *at, detail="class without __init__")]
         if isinstance(v, Instance):
             targets = self.p.callable_members(v)
@@ -456,7 +435,7 @@ class Reach:
                     break
                 if a.attr in c.class_attrs or a.attr in c.self_attrs:
                     break
-        return out
+        return out + self._attribute_read_actions(self.p.eval(a.base, scope), a.attr, (a.line, a.col, a.guards))
 
     def _effect_actions(self, eff, scope: Scope) -> list:
         at = (eff.line, eff.col, eff.guards)
@@ -482,14 +461,21 @@ class Reach:
         if eff.kind == "contains":
             container, key = eff.detail
             vals = self.p.eval(container, scope)
+            membership = self._membership_actions(vals, at)
             if any(isinstance(v, External) and model.normalize(v.name) == "os.environ" for v in vals):
                 kv = self.p.eval(key, scope)
                 k = next(iter(kv)).value if len(kv) == 1 and isinstance(next(iter(kv)), Const) else None
                 return [Action("env", *at, rule="CL201", callee="os.environ.__contains__",
                                detail="" if k is None else str(k))]
-            return []
+            return membership
         if eff.kind == "mutate":
             return [Action("mutate", *at, rule="CL202", callee=eff.detail)]
+        if eff.kind == "subscript":
+            return self._subscript_actions(eff.detail[0], at, scope)
+        if eff.kind == "iter":
+            return self._iteration_actions(eff.detail, at, scope)
+        if eff.kind in ("setitem", "setattr"):
+            return self._store_actions(eff.detail[0], "__" + eff.kind + "__", at, scope)
         return []
 
     # ------------------------------------------------------------------- walk
@@ -1032,13 +1018,14 @@ def _alternatives(acts: list, site) -> list:
     """A call that may run one of several functions (``self.quant_method.apply(...)`` with 22 quantization
     methods in view, a registry lookup) runs one of them: each is entered only if the callee is that one, a
     condition the walk cannot decide.  One function, whatever the receiver's class, is no alternative."""
-    targets = {a.target.id for a in acts if a.kind == "enter"}
+    # the dunders a call runs besides its callee (a dataclass's __post_init__) are no alternative of it
+    targets = {a.target.id for a in acts if a.kind == "enter" and a.detail != IMPLICIT}
     if len(targets) < 2:
         return acts
     spelled = _text(site.func)
     out = []
     for a in acts:
-        if a.kind == "enter":
+        if a.kind == "enter" and a.detail != IMPLICIT:
             # ("unknown", text, ALT, the site, how many, which): Reach._undecided makes it a Condition that
             # Reach._all_alternatives can fold once every one of the site's callees led to the same place
             text = f"`{spelled}` is {split_id(a.target.id)[1]} (one of {len(targets)})"

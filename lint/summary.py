@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 13  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 14  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -88,7 +88,10 @@ class Effect:
 
     kinds: ``with`` (``detail`` = the context-manager expression; ``__enter__`` runs),
     ``contains`` (``detail`` = (container, key): ``key in container``),
-    ``subscript`` (``detail`` = (container, key): a read ``container[key]``),
+    ``subscript`` (``detail`` = (container, key): a read ``container[key]``, where it may run a scanned
+    ``__getitem__``: not a slice, not a tuple of indices),
+    ``setitem`` / ``setattr`` (``detail`` = (container, key) / (object, attribute name): a store, which runs
+    the object's ``__setitem__`` / ``__setattr__``),
     ``mutate`` (``detail`` = root global name being mutated), ``import`` (``detail`` = module name),
     ``iter`` (``detail`` = what a ``for`` loop iterates over), ``raise`` (``detail`` = what ``raise X`` raises,
     when it is not a call: a class raised is instantiated).

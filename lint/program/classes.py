@@ -14,6 +14,10 @@ from .scope import Scope, _fixed
 
 
 # Bases that add no behaviour worth naming: a member missing from the indexed classes is unknown, not theirs.
+# the abstract bases whose mixin methods call the subclass's __getitem__, and those methods
+_MAPPING_ABCS = frozenset({"collections.abc.Mapping", "collections.abc.MutableMapping", "typing.Mapping",
+                           "typing.MutableMapping"})
+_MAPPING_MIXINS = frozenset({"get", "__contains__", "pop", "setdefault"})
 _TRIVIAL_BASES = frozenset({"builtins.object", "object", "abc.ABC", "typing.Generic", "typing.Protocol",
                             "typing_extensions.Protocol", "enum.Enum", "builtins.Exception", "typing.NamedTuple",
                             "abc.ABCMeta"})
@@ -187,6 +191,11 @@ class ClassMixin:
                 return frozenset(vals)
         if first is None:
             ext = [x for x in mro if ":" not in x and x not in _TRIVIAL_BASES]
+            if ext and inst is not None and name in _MAPPING_MIXINS and ext[0] in _MAPPING_ABCS and \
+                    (getitem := self.special_method(inst.cls, "__getitem__")) is not None:
+                # `Mapping.get` / `__contains__` look the key up with the subclass's own __getitem__
+                # (transformers' GeneralInterface registries: `super().get(impl, default)`, `impl in self`)
+                return frozenset({getitem})
             if ext:
                 return frozenset({External(model.normalize(f"{ext[0]}.{name}"))})
             return frozenset({Unknown(f"no attribute {name}")})
@@ -232,6 +241,47 @@ class ClassMixin:
         if not wrappers:
             return got
         return frozenset({Func(fv.id, inst.cls, fv.flags, fv.wrappers + wrappers)})
+
+    def special_method(self, cid: str, name: str) -> Optional[Func]:
+        """The ``name`` dunder Python calls implicitly on an instance of ``cid`` (``__getattribute__`` on every
+        attribute read, ``__getitem__`` on ``x[k]``, ``__post_init__`` from a dataclass's ``__init__``),
+        bound to ``cid``: the first scanned class of the MRO that defines it; None when none does (the
+        external bases' own are opaque and run nothing we index)."""
+        key = ("special", cid, name)
+        if key in self._mro_memo:
+            return self._mro_memo[key]
+        found = None
+        for c_id in self.mro(cid):
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is None or name not in c.methods:
+                continue
+            mod = split_id(c_id)[0]
+            fv = self.function_value(f"{mod}:{c.methods[name]}", Scope(mod))
+            if isinstance(fv, Func) and "staticmethod" not in fv.flags:
+                f = self.function(fv.id)
+                if f is not None and not f.is_stub:
+                    found = Func(fv.id, cid, fv.flags, fv.wrappers)
+            break
+        self._mro_memo[key] = found
+        return found
+
+    def is_dataclass(self, cid: str) -> bool:
+        """Whether ``cid``'s ``__init__`` is the one ``@dataclass`` generates: a class of its MRO decorated with
+        ``dataclasses.dataclass`` (bare or called) comes before any that writes an ``__init__`` of its own
+        (transformers' ``BaseModelOutputWithPast`` over ``ModelOutput.__init__``)."""
+        for c_id in self.mro(cid):
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is None:
+                continue
+            if "__init__" in c.methods:
+                return False
+            mod = split_id(c_id)[0]
+            for d in c.decorators:
+                target = d[1] if d[0] == "call" else d
+                if any(isinstance(v, External) and v.name == "dataclasses.dataclass"
+                       for v in self.eval(target, Scope(mod))):
+                    return True
+        return False
 
     def callable_members(self, inst: Instance) -> frozenset:
         """What ``inst(...)`` runs: ``__call__``, or ``forward`` for an nn.Module."""

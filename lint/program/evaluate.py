@@ -350,8 +350,13 @@ class EvaluatorMixin:
 
     def iterated(self, inst: Instance, scope: Scope) -> frozenset:
         """What ``for x in inst`` binds: the iterator is ``inst.__iter__()``, each element its ``__next__()``
-        (or, for an ``__iter__`` written as a generator, what it yields)."""
+        (or, for an ``__iter__`` written as a generator, what it yields); without ``__iter__``, what
+        ``__getitem__`` returns."""
         out: set = set()
+        if (getitem := self.special_method(inst.cls, "__getitem__")) is not None and \
+                self.special_method(inst.cls, "__iter__") is None:
+            # the sequence protocol: `for x in view` calls view[0], view[1], ... until IndexError
+            return self.call(getitem, (("const", 0),), (), scope)
         for it in _fixed(self.member(inst.cls, "__iter__", inst)):
             for r in _fixed(self.call(it, (), (), scope)):
                 if isinstance(r, Instance):
@@ -464,6 +469,8 @@ class EvaluatorMixin:
                 out |= read
             elif isinstance(v, (External, Class)) or isinstance(v, ExternalInstance) and v.type.startswith("typing"):
                 out.add(v)  # typing generics: List[int] -> the origin
+            elif isinstance(v, Instance) and (getitem := self.special_method(v.cls, "__getitem__")) is not None:
+                out |= self.call(getitem, (key_expr,), (), scope)  # `ALL_MASK_ATTENTION_FUNCTIONS[impl]`
             else:
                 out.add(Unknown("subscript"))
         return frozenset(out)

@@ -62,6 +62,8 @@ class GuardMixin:
             if len(verdicts) == 1:
                 return verdicts.pop()
             return None
+        if k == "name" and (local := self._local_truth(e[1], scope, predicates)) is not None:
+            return local
         if k in ("name", "attr"):
             vals = self.eval(e, scope)
             if len(vals) == 1:
@@ -145,6 +147,28 @@ class GuardMixin:
             return None
         verdicts = {bool(wanted & set(self.mro(o.cls))) for o in objs}
         return verdicts.pop() if len(verdicts) == 1 else None
+
+    def _local_truth(self, name: str, scope: Scope, predicates: Optional[dict]) -> Optional[bool]:
+        """Truth of a local from the truth of what is assigned to it: transformers' ``is_tracing`` returns
+        ``_is_tracing = is_torchdynamo_compiling() or ...``, later ``_is_tracing |= is_fake_tensor(t)``; a
+        flag that starts true stays true through ``|=`` (the assignments are seen flow-insensitively)."""
+        f = scope.func
+        if f is None or name not in f.locals or name in f.params or name in f.kwonly:
+            return None
+        key = ("local truth", name, scope.key())
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            exprs = f.locals[name]
+            ored = [x for x in exprs if x[:3] == ("binop", "BitOr", ("name", name))]
+            rest = [x for x in exprs if x not in ored]
+            verdicts = {self.truth(x, scope, predicates) for x in rest}
+        finally:
+            self._active.discard(key)
+        if verdicts == {True}:
+            return True
+        return False if verdicts == {False} and not ored else None
 
     def _call_truth(self, v, args, kwargs, scope: Scope, predicates: Optional[dict]) -> Optional[bool]:
         """Truth of a call's result, from the callee's return expressions (``if not is_cuda(): return False``

@@ -15,6 +15,15 @@ from .scope import Scope, _fixed
 
 
 _NOT_LOADED = object()
+# the generic containers whose annotation says what their elements are (``list[X]``, ``Sequence[X]``)
+_SEQUENCE_TYPES = frozenset({
+    "builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "typing.List", "typing.Tuple",
+    "typing.Set", "typing.FrozenSet", "typing.Sequence", "typing.MutableSequence", "typing.Iterable",
+    "typing.Iterator", "collections.abc.Sequence", "collections.abc.MutableSequence", "collections.abc.Iterable",
+    "collections.abc.Iterator"})
+_MAPPING_TYPES = frozenset({
+    "builtins.dict", "typing.Dict", "typing.Mapping", "typing.MutableMapping", "collections.abc.Mapping",
+    "collections.abc.MutableMapping", "collections.OrderedDict", "typing.OrderedDict"})
 
 
 class ResolverMixin:
@@ -291,10 +300,16 @@ class ResolverMixin:
         if k == "sub":
             base = self.eval(type_expr[1], scope)
             names = {v.name for v in base if isinstance(v, External)}
+            inner = type_expr[2]
+            items = inner[2] if inner[0] == "seq" else (inner,)
             if names & {"typing.Optional", "typing.Union"}:
-                inner = type_expr[2]
-                items = inner[2] if inner[0] == "seq" else (inner,)
                 return frozenset().union(*(self.instances_of(i, scope) for i in _fixed(items)))
+            if names & _SEQUENCE_TYPES:  # `layers: list[CacheLayerMixin | DummyLayer]`: a list of those
+                elems = frozenset().union(*(self.instances_of(i, scope) for i in items if i != ("const", Ellipsis)))
+                return frozenset({SeqVal(elems)}) if elems else EMPTY
+            if names & _MAPPING_TYPES and len(items) == 2:  # `dict[str, Processor]`: values under any key
+                elems = self.instances_of(items[1], scope)
+                return frozenset({DictVal(((ANY_KEY, elems),))}) if elems else EMPTY
             return EMPTY
         out = set()
         for v in _fixed(self._eval_type(type_expr, scope)):

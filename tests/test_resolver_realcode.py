@@ -1,0 +1,90 @@
+"""Issue [C] on the real code where each pattern was met: the calls Python makes without a call expression
+(lint/implicit.py) and the resolver mechanisms they needed, on transformers 5.24.0 and diffusers 0.42.1 from
+PyPI (tests/realcode/requirements.lock).  Each test names a function Dynamo traced (the real-code suite's
+truth, tests/realcode/truth/) that the walk from the model's ``forward`` did not reach before the mechanism."""
+import pytest
+
+from realcode.catalog import BY_NAME
+from realcode.env import EnvUnavailable, cache_root, env_root
+
+pytestmark = pytest.mark.realcode
+
+
+@pytest.fixture(scope="module")
+def walked():
+    """{model: the (module, qualname)s the walk from its forward entered} for llama and sd3, one scan; and
+    "llama findings": the (path, line)s of llama's findings."""
+    try:
+        env = env_root()
+    except EnvUnavailable as e:
+        pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
+    from realcode.static import analyse
+
+    static = analyse([BY_NAME["llama"], BY_NAME["sd3"]], env, cache_dir=cache_root() / "realcode" / "lint-cache")
+    out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in ("llama", "sd3")}
+    out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
+    return out
+
+
+def test_a_property_with_a_setter_runs_its_getter(walked):
+    """configuration_utils.py:594-599: `@property def _attn_implementation` then `@_attn_implementation.setter
+    def _attn_implementation`; the second def must not hide the getter that `config._attn_implementation` runs."""
+    assert "transformers.configuration_utils:PreTrainedConfig._attn_implementation" in walked["llama"]
+
+
+def test_an_attribute_read_runs_the_classs_getattribute(walked):
+    """PreTrainedConfig inherits HeterogeneousConfigMixin.__getattribute__ (integrations/heterogeneity/
+    configuration_utils.py) and defines its own (configuration_utils.py): every `config.x` runs them."""
+    assert "transformers.configuration_utils:PreTrainedConfig.__getattribute__" in walked["llama"]
+    assert "transformers.integrations.heterogeneity.configuration_utils:HeterogeneousConfigMixin.__getattribute__" \
+        in walked["llama"]
+
+
+def test_a_submodule_read_runs_the_modules_getattr(walked):
+    """diffusers' ModelMixin.__getattr__ (models/modeling_utils.py): `self.pos_embed(hidden_states)` in
+    SD3Transformer2DModel.forward reads a submodule, which nn.Module keeps in `_modules`, not `__dict__`."""
+    assert "diffusers.models.modeling_utils:ModelMixin.__getattr__" in walked["sd3"]
+
+
+def test_a_subscript_of_an_instance_runs_getitem_and_returns_its_value(walked):
+    """masking_utils.py:967 `mask_interface = ALL_MASK_ATTENTION_FUNCTIONS[config._attn_implementation]`,
+    a GeneralInterface (utils/generic.py) whose __getitem__ reads its `_global_mapping`; line 1005 calls
+    what it returned (sdpa_mask, the function Dynamo traced)."""
+    assert "transformers.utils.generic:GeneralInterface.__getitem__" in walked["llama"]
+    assert "transformers.masking_utils:sdpa_mask" in walked["llama"]
+
+
+def test_a_container_annotation_types_its_elements(walked):
+    """cache_utils.py: Cache.__init__(layers: list[CacheLayerMixin | LinearAttentionCacheLayerMixin |
+    DummyLayer] | None) stores `self.layers`; Cache.update's `self.layers[layer_idx].update(...)` (line 1620)
+    dispatches to the layer classes (DynamicLayer.update, which Dynamo traced)."""
+    assert "transformers.cache_utils:DynamicLayer.update" in walked["llama"]
+
+
+def test_constructing_a_dataclass_runs_post_init_and_setattr(walked):
+    """modeling_llama.py: `return BaseModelOutputWithPast(...)`, a @dataclass whose generated __init__ hides
+    ModelOutput.__init__ and calls ModelOutput.__post_init__ (utils/generic.py), which fills the dict through
+    `self[field.name] = v` (ModelOutput.__setitem__)."""
+    for fn in ("ModelOutput.__post_init__", "ModelOutput.__setattr__", "ModelOutput.__setitem__"):
+        assert f"transformers.utils.generic:{fn}" in walked["llama"], fn
+
+
+def test_iterating_an_object_without_iter_runs_getitem(walked):
+    """cache_utils.py: get_layer_types_and_kwargs's `for layer_config in layer_configs`, a
+    _PerLayerConfigView (integrations/heterogeneity/configuration_utils.py) with __getitem__ and __len__ but
+    no __iter__: Python iterates it through __getitem__."""
+    assert "transformers.integrations.heterogeneity.configuration_utils:_PerLayerConfigView.__getitem__" \
+        in walked["llama"]
+
+
+def test_len_of_an_instance_runs_len(walked):
+    """cache_utils.py: `len(self)` in Cache methods runs Cache.__len__."""
+    assert "transformers.cache_utils:Cache.__len__" in walked["llama"]
+
+
+def test_a_flag_that_starts_true_stays_true_through_or_assignments(walked):
+    """utils/import_utils.py: is_tracing() is `_is_tracing = is_torchdynamo_compiling() or ...` then
+    `_is_tracing |= is_fake_tensor(tensor)`: True under Dynamo, so ModelOutput._replace_old_cache_name's
+    `if not is_tracing(): logger.warning_once(...)` (utils/generic.py:647) is dead, not a warning."""
+    assert "transformers.utils.generic:ModelOutput._replace_old_cache_name" in walked["llama"]
+    assert ("transformers/utils/generic.py", 647) not in walked["llama findings"]
