@@ -37,6 +37,8 @@ def main() -> int:
     print("  " + s.line())
     for m in s.misses:
         print("  " + m)
+    for api in s.unlisted:
+        print(f"  {api}: has a GPU truth, not listed by library mode")
     if s.wrong_first:
         print("where the first hazard shown is not Dynamo's stop:")
         for m in s.wrong_first:

@@ -23,6 +23,7 @@ from .index import decode_source, index_source
 from .parallel import YOURS, default_jobs, prefetch
 from .program import ModuleLocator, Program
 from .program.facts import UserFacts
+from .publicapi import public_api
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, RegionFinder
 from .summary import ModuleSummary
@@ -383,7 +384,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
                  findings=len(merged.best))
     for package in options.public_api:
-        found = finder.public_api(package)
+        found = public_api(program, package)
         if not found and program.module(package) is None:
             raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
         walk(found)

@@ -129,7 +129,8 @@ class Reach(ImplicitCallsMixin):
     # ----------------------------------------------------------- call-site meaning
     def scope_of(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> Scope:
         f = self.p.function(fid)
-        bindings = {k: frozenset(Const(v) for v in vs) for k, vs in consts} if consts else None
+        bindings = {k: frozenset(v if isinstance(v, Func) else Const(v) for v in vs) for k, vs in consts} \
+            if consts else None
         return Scope(split_id(fid)[0], f, fid, self_cls, bindings)
 
     def actions(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> list:
@@ -433,8 +434,8 @@ class Reach(ImplicitCallsMixin):
                     elif "property" in fv.flags:
                         out.append(Action("enter", a.line, a.col, a.guards, target=bound, callee=dotted(fv.id)))
                     break
-                if a.attr in c.class_attrs or a.attr in c.self_attrs:
-                    break
+                if a.attr in c.class_attrs:
+                    break  # an instance's own attribute does not hide a property: that store ran its setter
         return out + self._attribute_read_actions(self.p.eval(a.base, scope), a.attr, (a.line, a.col, a.guards))
 
     def _effect_actions(self, eff, scope: Scope) -> list:
@@ -639,7 +640,9 @@ class Reach(ImplicitCallsMixin):
         ``logger.warning_once`` stops Dynamo under gradient checkpointing)."""
         out = []
         for fid, self_cls in region.entries:
-            out.append((Node(fid, self_cls, consts=self._default_consts(fid, self_cls) if default_call else ()), ()))
+            consts = dict(self._default_consts(fid, self_cls) if default_call else ())
+            consts.update(region.bound)  # a partial's arguments, whatever the call
+            out.append((Node(fid, self_cls, consts=tuple(sorted(consts.items()))), ()))
             fv = self.p.function_value(fid, Scope(split_id(fid)[0]))
             if isinstance(fv, Func) and fv.id == fid:
                 out += [(Node(w, self._wrapper_self(w, Func(fid, self_cls))), self._wrapper_conditions(fv, w))
@@ -742,7 +745,7 @@ class Reach(ImplicitCallsMixin):
         return fv.self_cls if w is not None and w.params[:1] == ("self",) else None
 
     def _const_args(self, act: Action, node: Node, fv: Func) -> tuple:
-        """The callee's parameters that are constants at this call (defaults included)."""
+        """The callee's parameters that are constants at this call (defaults included), or functions."""
         f = self.p.function(fv.id)
         if f is None or (not act.args and not act.kwargs and not f.defaults):
             return ()
@@ -761,6 +764,10 @@ class Reach(ImplicitCallsMixin):
                 continue
             if all(isinstance(v, Const) and _simple_const(v.value) for v in vals):
                 out.append((name, tuple(sorted((v.value for v in vals), key=repr))))
+            elif all(isinstance(v, Func) for v in vals) and not (f.class_name and f.params[:1] == (name,)):
+                # a function passed as an argument (`mask_function=and_masks(causal, padding)`): what the
+                # callee calls through the parameter, walked per call like a constant
+                out.append((name, tuple(sorted(vals, key=repr))))
         res = tuple(sorted(out, key=lambda kv: kv[0]))[:MAX_CONST_PARAMS]
         if res:
             # a recursion that counts (`_format_value(v, depth + 1)`, flashinfer's api_logging) would make a

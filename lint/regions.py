@@ -68,6 +68,8 @@ class Region:
     fullgraph: Optional[bool]
     entries: list = field(default_factory=list)  # [(func id, self class id or None)]
     predicates: dict = field(default_factory=dict)
+    # parameters every call binds to a constant, as a walk node's constants: a partial's arguments
+    bound: tuple = ()
 
     @property
     def label(self) -> str:
@@ -411,51 +413,6 @@ class RegionFinder:
     def _unwrap(self, values, scope):
         """torch.no_grad()(fn) and friends evaluate to fn already (see Program._call_external)."""
         return values
-
-    def public_api(self, package: str) -> list:
-        """Library mode: every public function of a package is a fullgraph region.
-
-        Public = the functions the package's ``__init__`` exports (``__all__``, else its non-underscore
-        names), and the public functions of the submodules it imports them from (``flashinfer.norm`` when
-        ``flashinfer/__init__.py`` says ``from .norm import rmsnorm``).  Each API is named where it is
-        defined (``flashinfer.norm.rmsnorm``), once."""
-        m = self.p.module(package)
-        if m is None:
-            return []
-        out, seen = [], set()
-
-        def add(values) -> None:
-            for v in ordered(values):
-                if not isinstance(v, Func) or "op" in v.flags:
-                    continue
-                mod = split_id(v.id)[0]
-                if not (mod == package or mod.startswith(package + ".")) or v.id in seen:
-                    continue
-                f = self.p.function(v.id)
-                if f is None or f.class_name is not None or f.parent is not None:
-                    continue
-                seen.add(v.id)
-                mm = self.p.module(mod)
-                out.append(Region(mm.path if mm else "", f.line, dotted(v.id), "public-api", True, [(v.id, None)]))
-
-        names = m.dunder_all if m.dunder_all is not None else [n for n in m.bindings if not n.startswith("_")]
-        surfaced = set()
-        for n in names:
-            add(self.p.resolve_global(package, n))
-            for b in m.bindings.get(n, ()):
-                if b.kind == "import" and b.value[0].startswith(package + "."):
-                    surfaced.add(b.value[0])
-        for mname in sorted(surfaced):
-            if any(part.startswith("_") for part in mname.split(".")):
-                continue
-            sm = self.p.module(mname)
-            if sm is None or sm.error:
-                continue
-            public = sm.dunder_all if sm.dunder_all is not None else [n for n in sm.bindings if not n.startswith("_")]
-            for n in public:
-                if any(b.kind == "def" for b in sm.bindings.get(n, ())):
-                    add(self.p.resolve_global(mname, n))
-        return out
 
     def entry_point(self, spec: str, fullgraph: Optional[bool] = True) -> Optional[Region]:
         """``package.module:Class.method`` or ``package.module:function`` from the config / ``--entry``."""

@@ -165,3 +165,57 @@ def test_the_hazard_shown_is_the_first_on_the_call_with_the_defaults(tmp_path):
     f = v.first_hazard
     assert (f.callee, f.line) == ("builtins.open", 11), (f.callee, f.line)
     assert [fr.qualname for fr in f.trace][-2:] == ["get_decode_module", "gen_decode_module"]
+
+
+def test_the_api_as_users_call_it_methods_properties_and_partials(tmp_path):
+    """Issue [E]: an exported class's public methods and properties (its package bases' included, `self` the
+    exported class's instance) and a `functools.partial` export (its target, with the constants it binds) are
+    APIs too; private methods are not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .ops import Wrapper, fast_run\n__all__ = ['Wrapper', 'fast_run']\n")
+    (pkg / "ops.py").write_text(textwrap.dedent('''
+        import functools, os, subprocess
+
+        class Base:
+            def plan(self, x):
+                return self._probe(x)
+
+            def _probe(self, x):
+                return os.path.exists("/dev/nvidia0")
+
+        class Wrapper(Base):
+            def __init__(self, backend="auto"):
+                self.backend = backend
+
+            def run(self, x):
+                return x * 2
+
+            @property
+            def version(self):
+                return subprocess.check_output(["nvcc", "--version"])
+
+            @staticmethod
+            def pure(x):
+                return x + 1
+
+        def run_with(x, debug=True):
+            if debug:
+                os.system("nvidia-smi")
+            return x
+
+        fast_run = functools.partial(run_with, debug=False)
+        '''))
+    result = scan(ScanOptions(paths=[pkg], search_path=[tmp_path], use_environment=False, cache_dir=None,
+                              public_api=["pkg"]))
+    table = {v.api: v for v in verdicts(result)}
+    # ops is where __init__ imports from: its own public names are APIs too (run_with, Base.plan)
+    assert set(table) == {"pkg.ops.Wrapper.plan", "pkg.ops.Wrapper.run", "pkg.ops.Wrapper.version",
+                          "pkg.ops.Wrapper.pure", "pkg.ops.fast_run", "pkg.ops.run_with", "pkg.ops.Base.plan"}
+    assert table["pkg.ops.run_with"].status == "unsafe-if"
+    assert table["pkg.ops.Wrapper.plan"].status == "unsafe"  # inherited, through a private helper
+    assert [fr.qualname for fr in table["pkg.ops.Wrapper.plan"].first_hazard.trace] == ["Base.plan", "Base._probe"]
+    assert table["pkg.ops.Wrapper.version"].first_hazard.callee == "subprocess.check_output"
+    assert table["pkg.ops.Wrapper.run"].safe and table["pkg.ops.Wrapper.pure"].safe
+    # the partial binds debug=False: the branch that runs nvidia-smi is dead on every call of fast_run
+    assert table["pkg.ops.fast_run"].safe

@@ -204,8 +204,9 @@ def test_library_mode_on_flashinfer(flashinfer_table):
 
 
 def test_library_mode_against_the_gpu(flashinfer_table):
-    """The table against Dynamo on the H200 (tests/realworld/gpu_truth/, 82 APIs of flashinfer 0.7.2.post1).
-    Measured 2026-12-01: precision 98.2% (56/57), recall 100% (56/56; 98.2% before the pinned site held pynvml,
+    """The table against Dynamo on the H200 (tests/realworld/gpu_truth/, 84 APIs of flashinfer 0.7.2.post1).
+    Measured 2026-12-02 with methods and partials listed: precision 98.3% (58/59), recall 100% (58/58), first
+    hazard = stop 52/58.  2026-12-01, 82 APIs: precision 98.2% (56/57), recall 100% (56/56; 98.2% before the pinned site held pynvml,
     whose ctypes function pointers get_gpu_memory_bandwidth calls); the first hazard shown is the line Dynamo
     stopped at for 51 of the 56 (4 when the table showed the shortest path; 40 before the call with the
     defaults and the order of two calls on one line; 45 before the deployment's missing cutlass, the warm
@@ -217,10 +218,35 @@ def test_library_mode_against_the_gpu(flashinfer_table):
     root = str(site) + "/"
     s = score(table, load_truth(), lambda p: str(p).removeprefix(root), innermost_frames())
     print("\nlibrary mode vs H200: " + s.line() + "".join("\n  " + m for m in s.misses))
-    assert s.true_unsafe + s.missed_unsafe == 56 and s.true_safe + s.false_unsafe == 26  # the truth itself
+    # the truth itself: 84 APIs, one a method (SegmentGEMMWrapper.run) and one a functools.partial
+    # (single_prefill_with_kv_cache_return_lse): library mode lists both since issue [E]
+    assert not s.unlisted, s.unlisted
+    assert s.true_unsafe + s.missed_unsafe == 58 and s.true_safe + s.false_unsafe == 26
     assert s.precision >= 0.98
     assert s.recall >= 0.99
-    assert s.first_is_stop >= 51
+    assert s.first_is_stop >= 52
+
+
+def test_library_mode_lists_the_methods_of_exported_classes(flashinfer_table):
+    """Issue [E]: what users call is mostly methods of exported classes (the decode / prefill wrappers' plan and
+    run, SegmentGEMMWrapper.run).  SegmentGEMMWrapper.run stopped on the H200 in get_gemm_sm90_module's
+    generator (jit/gemm/core.py:870, Path.exists: posix.stat is skipped); `self` is the wrapper its __init__
+    builds."""
+    _, table, _ = flashinfer_table
+    for api in ("flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper.plan",
+                "flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper.run",
+                "flashinfer.prefill.BatchPrefillWithPagedKVCacheWrapper.run"):
+        assert api in table, api
+    assert not [api for api in table if api.rsplit(".", 1)[1].startswith("_") and not api.endswith("__call__")]
+    seg = table["flashinfer.gemm.gemm_base.SegmentGEMMWrapper.run"]
+    f = seg.first_hazard
+    assert f.trace[0].qualname == "SegmentGEMMWrapper.run"
+    assert (f.path.rsplit("/flashinfer/", 1)[1], f.line) == ("jit/gemm/core.py", 870)
+    # run() picks its backend from the device when the wrapper was built with backend="auto": the sm90 module
+    # is one of the choices, which the H200 took
+    assert seg.status == "unsafe-if" and [c.text for c in f.conditions] == ["backend == 'sm90'"]
+    # a functools.partial export: single_prefill_with_kv_cache with return_lse=True
+    assert table["flashinfer.prefill.single_prefill_with_kv_cache_return_lse"].status == "unsafe"
 
 
 def test_gpu_memory_bandwidth_stops_in_pynvml_ctypes_function_pointer(flashinfer_table):

@@ -109,3 +109,59 @@ def test_a_parameter_reassigned_in_the_body_has_the_assigned_value_too(run_scan,
         ''')
     got = [f for f in result.findings if f.callee == "builtins.open"]
     assert got and got[0].line == 10, [(f.callee, f.line) for f in result.findings]
+
+
+def test_the_dunders_python_calls_without_a_call_expression_are_walked(run_scan, tmp_path):
+    """lint/implicit.py, each as transformers 5.24 uses it (tests/test_resolver_realcode.py holds them on the
+    real code): a config's __getattribute__ on a read, a registry's __getitem__ (and what it returns), a
+    dataclass's __post_init__, a property whose setter is defined after it."""
+    result = _scan(run_scan, tmp_path, '''
+        import dataclasses, os, subprocess, torch
+
+        class Config:
+            def __getattribute__(self, key):
+                os.path.exists("/getattribute")
+                return super().__getattribute__(key)
+
+            @property
+            def impl(self):
+                os.path.isdir("/getter")
+                return "sdpa"
+
+            @impl.setter
+            def impl(self, value):
+                subprocess.run(["setter"])
+
+        class Registry:
+            _mapping = {"sdpa": lambda x: x}
+
+            def __getitem__(self, key):
+                os.listdir("/getitem")
+                return self._mapping[key]
+
+        REGISTRY = Registry()
+
+        @dataclasses.dataclass
+        class Output:
+            value: object = None
+
+            def __post_init__(self):
+                os.getcwd()
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.config = Config()
+
+            def forward(self, x):
+                fn = REGISTRY[self.config.impl]
+                return Output(fn(x))
+
+        m = torch.compile(M(), fullgraph=True)
+        ''')
+    got = {f.callee: f for f in result.findings if f.severity != "note"}
+    for callee, fn in (("os.path.exists", "Config.__getattribute__"), ("os.path.isdir", "Config.impl"),
+                       ("os.listdir", "Registry.__getitem__"), ("os.getcwd", "Output.__post_init__")):
+        assert callee in got, (callee, sorted(got))
+        assert got[callee].severity == "error" and got[callee].trace[-1].qualname == fn
+    assert "subprocess.run" not in got  # a read runs the getter, not the setter

@@ -69,6 +69,7 @@ class LibmodeScore:
     missed_unsafe: int = 0
     first_is_stop: int = 0  # unsafe APIs whose first shown hazard is the line Dynamo stopped at
     misses: list = field(default_factory=list)
+    unlisted: list = field(default_factory=list)  # APIs with a GPU truth that library mode did not list
     wrong_first: list = field(default_factory=list)  # unsafe, rightly, but the first hazard shown is elsewhere
 
     @property
@@ -85,7 +86,8 @@ class LibmodeScore:
         unsafe = self.true_unsafe + self.missed_unsafe
         return (f"precision {100 * self.precision:.1f}% ({self.true_unsafe}/{self.true_unsafe + self.false_unsafe})"
                 f" | recall {100 * self.recall:.1f}% ({self.true_unsafe}/{unsafe}) | first hazard = Dynamo's stop "
-                f"{self.first_is_stop}/{unsafe} | true safe {self.true_safe}")
+                f"{self.first_is_stop}/{unsafe} | true safe {self.true_safe}"
+                + (f" | not listed {len(self.unlisted)}" if self.unlisted else ""))
 
 
 def score(table: dict, truth: dict, rel, innermost: dict | None = None) -> LibmodeScore:
@@ -97,6 +99,7 @@ def score(table: dict, truth: dict, rel, innermost: dict | None = None) -> Libmo
     for api, (want, stop) in sorted(truth.items()):
         v = table.get(api)
         if v is None:
+            s.unlisted.append(api)
             continue
         predicted = "safe" if v.safe else "unsafe"
         if predicted == want == "unsafe":
