@@ -21,7 +21,11 @@ hoisted FlashInfer module still fails with ``Unsupported method call``).
 
 ## When it is legal
 In every region.  Dynamo ignores ``functools.cache`` and traces the loader on every compile, cold or warm, so
-reading a stored result is the only way a loader stays out of the trace without an op boundary.
+reading a stored result is the only way a loader stays out of the trace without an op boundary.  Never at a
+library's import: in a ``--fix-in`` package only the ``__init__`` form is offered (a module-level load built
+CUDA code at ``import flashinfer.norm`` and closed an import cycle in flashinfer 0.7.2.post1).  When the
+loader's key is a parameter of a forwarder whose caller, also in the code you may edit, passes a constant (a
+tree whose own code holds the loader), the forwarder is inlined at that caller.
 
 ## Fix safety
 Always **unsafe**: the load (and its subprocess, file-system and JIT-build work) moves from the first call to
@@ -87,7 +91,15 @@ def site(ctx: Context, finding):
             if ref is None:
                 return Refusal(ID, f"cannot find the call of the cached loader at {caller.path}:{caller.line}",
                                caller.path, caller.line)
-            return (ID, "loader", ref.path, ref.span), ("loader", ref, ctx.frame_fid(tr[cached]))
+            # the loader's key may be a parameter of a forwarder (`fp4_quantize(x, backend)`) whose own caller,
+            # also in the code you may edit, passes a constant: there the forwarder is inlined instead
+            outer = None
+            if cached >= 2 and ctx.in_fix_scope(tr[cached - 2].path):
+                fr = tr[cached - 2]
+                oref = ctx.call_at(fr.path, fr.qualname, fr.line, into_fid=ctx.frame_fid(caller))
+                if oref is not None:
+                    outer = ("forward", oref, ctx.frame_fid(caller), ctx.frame_fid(tr[cached]))
+            return (ID, "loader", ref.path, ref.span), ("loader", ref, ctx.frame_fid(tr[cached]), outer)
         if cached - 1 == u + 1:
             fr = tr[u]
             ref = ctx.call_at(fr.path, fr.qualname, fr.line, into_fid=ctx.frame_fid(tr[u + 1]))
@@ -122,7 +134,13 @@ def site(ctx: Context, finding):
 def build(ctx: Context, payload):
     kind = payload[0]
     if kind == "loader":
-        return _loader(ctx, payload[1], payload[2])
+        plan = _loader(ctx, payload[1], payload[2])
+        outer = payload[3] if len(payload) > 3 else None
+        if isinstance(plan, Refusal) and outer is not None:
+            inlined = _forward(ctx, *outer[1:])
+            if not isinstance(inlined, Refusal):
+                return inlined
+        return plan
     if kind == "forward":
         return _forward(ctx, payload[1], payload[2], payload[3])
     return _chain(ctx, payload[1])
@@ -197,6 +215,13 @@ def _mode(ctx: Context, ref: CallRef, root_name: str):
         return "init", cls
     if ctx.options.hoist_to == "init" and has_init and method.name.value != "__init__":
         return "init", cls
+    if ctx.options.fix_in:
+        # a library's import must not build, load or probe the machine, nor call into modules that import it
+        # (flashinfer 0.7.2.post1: `_GET_NORM_MODULE = get_norm_module()` JIT-built CUDA code at
+        # `import flashinfer.norm`; a hoisted probe in compilation_context.py closed an import cycle)
+        return Refusal(ID, f"hoisting `{ref.callee_code}` to the import of {ref.module} would run the load when the "
+                           f"library is imported; a library fix is an op boundary at its public API, or a "
+                           f"stored result in an `__init__` (hoist-to = \"init\")", ref.path, ref.line)
     return "import", None
 
 

@@ -31,6 +31,8 @@ class FixOptions:
     fakes: dict = field(default_factory=dict)  # callee ("pkg.mod.fn" or "fn") -> "same-as:<arg>" | "module:function"
     only: tuple = ()  # restrict to these fixer ids
     max_rounds: int = 4  # fix -> re-scan rounds (a fix can uncover a call site the first scan merged away)
+    # a --fix-in plan is written only if the fixed package imports as the original does (fixers/verify.py)
+    verify_imports: bool = True
 
 
 # ----------------------------------------------------------------------------------------------------- edits

@@ -10,6 +10,7 @@ writes each file atomically.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -230,6 +231,11 @@ def fix(scan_options, options: Optional[FixOptions] = None, write: bool = True, 
     result = result if result is not None else scan(scan_options)
     total = FixReport(remaining=None)
     seen_diffs = set()
+    check = None
+    if options.fix_in and options.verify_imports:
+        from .verify import ImportCheck
+
+        check = ImportCheck(getattr(scan_options, "python", None) or sys.executable, options.fix_in)
     for rnd in range(max(1, options.max_rounds)):
         planning = plan_all(result, options)
         total.unfixable = planning.unfixable
@@ -237,6 +243,12 @@ def fix(scan_options, options: Optional[FixOptions] = None, write: bool = True, 
         known = {p.key for p, _ in total.skipped}
         total.skipped += [(p, "unsafe fix (use --unsafe-fixes)") for p in planning.plans
                           if not allowed(p, options.unsafe) and p.key not in known]
+        if check is not None and plans:
+            from .verify import withdraw_breaking
+
+            gone = {p.key for p, why in total.skipped if why.startswith("withdrawn")}
+            plans, withdrawn = withdraw_breaking([p for p in plans if p.key not in gone], check)
+            total.skipped += withdrawn
         if not plans:
             break
         rep = apply_fixes(plans, unsafe=options.unsafe, write=write)

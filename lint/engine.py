@@ -322,7 +322,8 @@ def _scan(options: ScanOptions) -> ScanResult:
     result = ScanResult(findings, regions, stats, problems, tr_source, [str(r) for r in disc.import_roots],
                         program, suppressed, coverage=cov, scanned_files=scanned_files)
     result.unresolved_samples = reach.stats.unresolved_samples
-    result.first_hazard = first_hazards
+    result.first_hazard = {i: f for i, (f, _) in first_hazards.items()}
+    result.unsafe_always = {i for i, (_, always) in first_hazards.items() if always}
     result.paths_by_hazard = merged.paths_by_hazard
     if results is not None:
         result.stats["result_cache"] = "miss"
@@ -358,8 +359,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version,
                   show_disabled=options.show_disabled)
     merged = _Merged(options.keep_paths_by_hazard)
-    # region index -> its most direct error (library mode's table); failing that, its most direct break behind
-    # undecided conditions (the API is unsafe when they hold)
+    # region index -> (the hazard Dynamo meets first, whether one is met on every call): library mode's table
     first_hazard_of: dict = {}
 
     def walk(found: list) -> None:
@@ -375,7 +375,9 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
             else:
                 f = first_hazard(hazards)
             if f is not None:
-                first_hazard_of[i] = f
+                # the verdict is the general walk's: unsafe on every call where an error is (the hazard shown
+                # may be behind a branch when every branch meets one before it: met_first)
+                first_hazard_of[i] = (f, any(h.severity == "error" for h in hazards))
             merged.add(hazards)
 
     progress("scan", done=0, total=len(candidates))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .findings import ARGUMENT_PASSED, CONDITIONAL_WRAPPER, Finding
+from .findings import ALTERNATIVE, ARGUMENT_PASSED, CONDITIONAL_WRAPPER, Finding
 
 
 def execution_order(f: Finding) -> tuple:
@@ -56,6 +56,58 @@ def stopping(hazards: list) -> list:
     return [f for f in hazards if f.severity == "error"] or [f for f in hazards if conditional_break(f)]
 
 
+def _literal(c) -> Optional[tuple]:
+    """A condition as a literal of the path's formula, or None where it has no opposite (one of a call's
+    several callees, a condition without its guard)."""
+    if not c.expr or c.expr[:1] == (ALTERNATIVE,):
+        return None
+    return (c.path, c.line, c.expr, bool(c.polarity))
+
+
+def every_case(condition_sets: list, limit: int = 2000) -> bool:
+    """Whether the paths met under these sets of conditions (each set a conjunction) together cover every
+    case: ``{backend == "fa2"}`` and ``{backend != "fa2"}`` do.  Iterated consensus on the disjunction -- from
+    ``A and c`` and ``B and not c`` follows ``A and B`` -- reaches the empty conjunction exactly when it is a
+    tautology; ``limit`` bounds the terms derived (an answer of False past it is only "not shown")."""
+    terms = set()
+    for cs in condition_sets:
+        lits = [_literal(c) for c in cs]
+        if None in lits:
+            continue  # a branch the formula cannot name is no part of a proof
+        terms.add(frozenset(lits))
+    if frozenset() in terms:
+        return True
+    todo = list(terms)
+    while todo and len(terms) < limit:
+        a = todo.pop()
+        for lit in a:
+            opposite = lit[:3] + (not lit[3],)
+            for b in [t for t in terms if opposite in t]:
+                r = (a - {lit}) | (b - {opposite})
+                if any(x[:3] + (not x[3],) in r for x in r):
+                    continue  # contradictory: no path
+                if not r:
+                    return True
+                if r not in terms:
+                    terms.add(r)
+                    todo.append(r)
+    return False
+
+
+def met_first(hazards: list) -> list:
+    """The hazards Dynamo may stop at first.  The errors, failing those the breaks behind undecided branches
+    -- unless breaks behind undecided branches run before the earliest error and, whichever way those
+    branches go, one of them is met (FlashInfer's ``gen_customize_single_prefill_module`` opens a template in
+    its ``fa2`` branch and in its ``fa3`` one, and raises in every other, before the loader's certain
+    ``Path.exists``): then those."""
+    worst = stopping(hazards)
+    if not worst or worst[0].severity != "error":
+        return worst
+    earliest = execution_order(min(worst, key=lambda f: (execution_order(f), f.path, f.line)))
+    before = [f for f in breaks(hazards) if f.severity != "error" and execution_order(f) < earliest]
+    return before if before and every_case([f.conditions for f in before]) else worst
+
+
 def lazy_initialisation(c) -> bool:
     """A condition that holds only until some call has run the code once: ``if cls._instance is None:``
     (FlashInfer's ``AutoTuner.get``, whose lock guards the singleton's creation).  Dynamo reads the attribute
@@ -80,12 +132,12 @@ def first_hazard(hazards: list, default_call: Optional[list] = None) -> Optional
     the API called with its defaults found (1. above).  Where the region has an error (it is unsafe on every
     call), the default call's own finding is returned -- it may be certain on that call only; else the
     general walk's finding at the same place, with its conditions (the API is unsafe only if they hold)."""
-    worst = stopping(hazards)
+    worst = met_first(hazards)
     if not worst:
         return None
     if default_call:
         sites = {(f.rule, f.path, f.line): f for f in breaks(hazards)}
-        met = [f for f in stopping(default_call) if (f.rule, f.path, f.line) in sites]
+        met = [f for f in met_first(default_call) if (f.rule, f.path, f.line) in sites]
         if met:
             first = min(met, key=_rank)
             return first if worst[0].severity == "error" else sites[(first.rule, first.path, first.line)]

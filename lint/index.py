@@ -442,7 +442,8 @@ class Indexer:
         if t is ast.If:
             test = self.conv(st.test, fn)
             self.collect(st.test, fn, guards, in_try)
-            self.block(st.body, fn, guards + (Guard(test, True, st.lineno),), in_try, cls)
+            # either branch is a validation when the other raises (`if backend == "fa3": ... else: raise`)
+            self.block(st.body, fn, guards + (Guard(test, True, st.lineno, _raises(st.orelse)),), in_try, cls)
             self.block(st.orelse, fn, guards + (Guard(test, False, st.lineno, _raises(st.body)),), in_try, cls)
             return
         if t is ast.While:

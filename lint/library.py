@@ -23,12 +23,15 @@ class ApiVerdict:
     api: str
     safe: bool
     first_hazard: Optional[Finding]
+    # a hazard stops Dynamo on every call; the one shown may still carry conditions: the one met first where
+    # they hold, another one met before the certain error where they do not (firsthazard.met_first)
+    always: bool = False
 
     @property
     def status(self) -> str:
         if self.first_hazard is None:
             return SAFE
-        return UNSAFE if self.first_hazard.severity == "error" else UNSAFE_IF
+        return UNSAFE if self.always or self.first_hazard.severity == "error" else UNSAFE_IF
 
 
 def verdicts(result: ScanResult) -> list:
@@ -37,7 +40,7 @@ def verdicts(result: ScanResult) -> list:
         if r.kind != "public-api":
             continue
         f = getattr(result, "first_hazard", {}).get(i)
-        out.append(ApiVerdict(r.qualname, f is None, f))
+        out.append(ApiVerdict(r.qualname, f is None, f, i in getattr(result, "unsafe_always", ())))
     return sorted(out, key=lambda v: v.api)
 
 
@@ -68,6 +71,9 @@ def to_text(result: ScanResult) -> str:
                      f"  ({path})")
         if v.status == UNSAFE_IF:
             lines.append(f"{'':<{width}}            only if: " + "; ".join(c.text for c in f.conditions))
+        elif f.conditions:
+            lines.append(f"{'':<{width}}            first if: " + "; ".join(c.text for c in f.conditions)
+                         + " (otherwise another hazard stops it first)")
     unsafe = sum(1 for v in rows if v.status == UNSAFE)
     unsafe_if = sum(1 for v in rows if v.status == UNSAFE_IF)
     lines.append(f"\n{len(rows) - unsafe - unsafe_if} of {len(rows)} public APIs are compile-safe; {unsafe} reach a "

@@ -252,6 +252,25 @@ def test_fix_in_library_decorates_outermost_library_function(tmp_path):
     assert (pkg / "compiler_disable.py").read_text() == (FIX / "compiler_disable.in.py").read_text()
 
 
+def test_a_library_fix_never_hoists_a_load_to_the_librarys_import(tmp_path):
+    """Issue [E]: fixed inside flashinfer 0.7.2.post1 (`--fix-in flashinfer`), `_GET_NORM_MODULE =
+    get_norm_module()` at the top of norm/__init__.py JIT-built CUDA code at `import flashinfer.norm`.  In a
+    --fix-in package hoist-load refuses the import-time form and says why; the library is left as it was."""
+    lib = tmp_path / "lib"
+    shutil.copytree(LIB, lib)
+    before = {p: p.read_text() for p in lib.rglob("*.py")}
+    reasons = []
+    for name in ("public_quantize", "keyed_forwarder", "build_chain"):
+        pkg = place(name, tmp_path / name)
+        result = scan(scan_opts(pkg, search_path=[lib]))
+        planning = plan_all(result, FixOptions(unsafe=True, fix_in=("fxlib",), only=(HOIST_LOAD,)))
+        assert not [p for p in planning.plans if any(str(lib) in e.path for e in p.edits)], name
+        reasons += [r.reason for u in planning.unfixable for r in u.refusals if r.fixer == HOIST_LOAD]
+        fix(scan_opts(pkg, search_path=[lib]), FixOptions(unsafe=True, fix_in=("fxlib",), only=(HOIST_LOAD,)))
+    assert any("when the library is imported" in r for r in reasons), reasons
+    assert {p: p.read_text() for p in lib.rglob("*.py")} == before
+
+
 def test_user_code_only_by_default(tmp_path):
     lib = tmp_path / "lib"
     shutil.copytree(LIB, lib)
@@ -405,3 +424,37 @@ def test_cli_unsafe_fixes_flag(tmp_path):
     r = _cli("scan", str(pkg), "--fix", "--unsafe-fixes", *common, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (pkg / "zero_arg_loader.py").read_text() == (FIX / "zero_arg_loader.out.py").read_text()
+
+
+def test_a_library_fix_that_breaks_the_librarys_import_is_withdrawn(tmp_path):
+    """Issue [E]: each --fix-in plan is checked by importing the fixed package in a fresh interpreter beside
+    the original; a plan under which a module no longer imports (an import cycle), or whose import starts
+    work the original's does not (a subprocess), is withdrawn with the reason; the others stand."""
+    from compile_lint.fixers.model import FixPlan
+    from compile_lint.fixers.verify import ImportCheck, withdraw_breaking
+
+    pkg = tmp_path / "lib" / "pkgx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .core import run\nfrom .util import helper\n")
+    core = "import os\n\n\ndef run(x):\n    return os.path.exists('/dev/null')\n"
+    (pkg / "core.py").write_text(core)
+    (pkg / "util.py").write_text("def helper():\n    return 1\n")
+
+    def plan(name, path, text):
+        p = FixPlan(COMPILER_DISABLE, "safe", str(path), 1, name, "", [], key=(name,))
+        p.files = {str(path): text}
+        return p
+
+    cycle = plan("cycle", pkg / "util.py", "from pkgx import run as _run\nfrom pkgx.core import nothing\n\n\n"
+                                            "def helper():\n    return 1\n")
+    work = plan("work", pkg / "core.py", "import subprocess\n\nsubprocess.run(['true'])\n" + core)
+    fine = plan("fine", pkg / "core.py", "# compile-lint: a comment changes nothing\n" + core)
+    outside = plan("outside", tmp_path / "user.py", "raise SystemExit\n")  # not in a --fix-in package
+    check = ImportCheck(sys.executable, ("pkgx",))
+    kept, withdrawn = withdraw_breaking([cycle, work, fine, outside], check)
+    assert [p.description for p in kept] == ["fine", "outside"]
+    reasons = {p.description: why for p, why in withdrawn}
+    assert set(reasons) == {"cycle", "work"}
+    assert "no longer imports" in reasons["cycle"] and "ImportError" in reasons["cycle"], reasons
+    assert "subprocess.Popen" in reasons["work"], reasons
+    assert (pkg / "core.py").read_text() == core  # checking writes nothing

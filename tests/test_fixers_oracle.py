@@ -219,6 +219,63 @@ def test_fixed_corpus_case_compiles_fullgraph_and_matches_eager(corpus_run, labe
         assert r["observe_calls"][0] == r["observe_calls"][1]  # c058: the counter moves once, as in eager
 
 
+# ------------------------------------------------------------------ the loader in the scanned code
+# Issue [E]: a tree whose own code holds the loader -- a corpus case scanned together with its helper package,
+# so that every frame down to the hazard is code the fixer may edit.  The fix point is then the outermost call
+# at which a fix is legal, not the hazard line (`self.lib_path.exists()` resolves to nothing an op can wrap).
+SCANNED_LOADER_CLAIMED = {
+    "c064_cache_on_instance_method_warm": "hoist-load",
+    "c065_flashinfer_like_cold": "hoist-load",
+    "c066_flashinfer_like_warm": "hoist-load",
+}
+
+
+def _uses_helpers(case: Path) -> bool:
+    return "helpers_pkg" in case.read_text()
+
+
+@pytest.fixture(scope="module")
+def scanned_loader_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("oracle_scanned_loader")
+    claimed, reports, results = {}, {}, {}
+    for case in sorted(CASES.glob("c*.py")):
+        if not _uses_helpers(case):
+            continue
+        stem = case.stem
+        root, orig = tmp / stem / "fixed", tmp / stem / "orig"
+        for r in (root, orig):
+            shutil.copytree(CASES / "helpers_pkg", r / "helpers_pkg")
+            shutil.copy(case, r / case.name)
+        opts = ScanOptions(paths=[root / case.name, root / "helpers_pkg"], search_path=[root], use_environment=False)
+        planning = plan_all(scan(opts), FixOptions(unsafe=True))
+        if not planning.plans:
+            continue
+        claimed[stem] = planning.plans[0].fixer
+        reports[stem] = fix(opts, FixOptions(unsafe=True))
+        # the original runs beside its own, unedited helper package
+        job = {"name": stem, "fixed": stem, "orig_path": str(orig / case.name), "fn": "f",
+               "args": [["randn", [4, 4]]], "fullgraph": True}
+        results.update(_run([job], _env(tmp / stem, [root]), tmp / stem))
+    return claimed, reports, results
+
+
+def test_scanned_loader_claims_are_pinned(scanned_loader_run):
+    claimed, _reports, _results = scanned_loader_run
+    assert claimed == SCANNED_LOADER_CLAIMED
+
+
+@pytest.mark.parametrize("stem", sorted(SCANNED_LOADER_CLAIMED))
+def test_scanned_loader_fix_compiles_fullgraph_and_matches_eager(scanned_loader_run, stem):
+    _claimed, reports, results = scanned_loader_run
+    rep = reports[stem]
+    assert rep.applied, f"{stem}: no fix applied"
+    assert not [f for f in rep.remaining if f.severity == "error"], \
+        [(f.rule, f.path, f.line) for f in rep.remaining if f.severity == "error"]
+    r = results[stem]
+    assert r["ok"], r.get("trace") or r
+    assert r["compiled_matches_eager_fixed"] and r["compiled_matches_eager_orig"]
+
+
 # --------------------------------------------------------------------------------------------- fixtures
 FIXTURE_JOBS = {
     # name: (callable, args, fullgraph, check the generated fake against the real output)

@@ -167,6 +167,73 @@ def test_the_hazard_shown_is_the_first_on_the_call_with_the_defaults(tmp_path):
     assert [fr.qualname for fr in f.trace][-2:] == ["get_decode_module", "gen_decode_module"]
 
 
+PREFILL = '''
+import os
+
+class Spec:
+    def build_and_load(self):
+        os.path.exists("/aot/prefill.so")  # the loader's probe: certain, on every call
+        return self
+
+def gen_module(backend):
+    if backend == "auto":
+        raise ValueError("backend should not be auto here")
+    elif backend == "fa2":
+        with open("/csrc/fa2.jinja") as f:  # what Dynamo meets first where backend is fa2
+            f.read()
+    elif backend == "fa3":
+        with open("/csrc/fa3.jinja") as f:
+            f.read()
+    else:
+        raise ValueError(backend)
+    return Spec()
+
+def single_prefill(q, backend):
+    gen_module(backend).build_and_load()
+    return q
+'''
+
+
+def test_a_certain_error_behind_a_hazard_on_every_branch_is_not_shown_first(tmp_path):
+    """FlashInfer 0.7.2.post1's ``single_prefill_with_kv_cache``: on the H200 Dynamo stopped at the fa2
+    generator's template ``open``, not at the loader's ``Path.exists`` that is certain -- each branch the
+    generator can take meets an ``open`` first or raises.  The verdict stays unsafe (on every call); the
+    hazard shown is the one met first, with its branch."""
+    pkg = tmp_path / "attn"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .ops import single_prefill\n__all__ = ['single_prefill']\n")
+    (pkg / "ops.py").write_text(textwrap.dedent(PREFILL))
+    result = scan(ScanOptions(paths=[pkg], search_path=[tmp_path], use_environment=False, cache_dir=None,
+                              public_api=["attn"]))
+    v = next(v for v in verdicts(result) if v.api == "attn.ops.single_prefill")
+    assert v.status == "unsafe"
+    f = v.first_hazard
+    assert (f.callee, f.line) == ("builtins.open", 13), (f.callee, f.line)
+    assert [c.text for c in f.conditions] == ["backend == 'fa2'"]
+    # the fa3 branch's open is no more conditional than that: `else: raise` validates its test
+    fa3 = [h for h in result.findings if h.line == 16]
+    assert fa3 and all([c.text for c in h.conditions] == ["backend != 'fa2'"] for h in fa3), \
+        [(h.line, [c.text for c in h.conditions]) for h in fa3]
+
+
+def test_every_case_is_consensus_to_the_empty_conjunction():
+    from compile_lint.findings import ALTERNATIVE, Condition
+    from compile_lint.firsthazard import every_case
+
+    def c(name, polarity=True, expr=None):
+        return Condition("m.py", {"a": 1, "b": 2}.get(name, 3), name, expr or ("name", name), polarity)
+
+    a, na, b, nb = c("a"), c("a", False), c("b"), c("b", False)
+    assert every_case([[a], [na]])
+    assert every_case([[a, b], [a, nb], [na]])
+    assert every_case([[]])
+    assert not every_case([[a, b], [na]])  # a and not b meets neither
+    assert not every_case([[a], [nb]])
+    assert not every_case([])
+    one_of = c("x", expr=(ALTERNATIVE, "x"))
+    assert not every_case([[one_of], [c("x", False, (ALTERNATIVE, "x"))]])  # one of several callees: no opposite
+
+
 def test_the_api_as_users_call_it_methods_properties_and_partials(tmp_path):
     """Issue [E]: an exported class's public methods and properties (its package bases' included, `self` the
     exported class's instance) and a `functools.partial` export (its target, with the constants it binds) are
