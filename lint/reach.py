@@ -968,31 +968,9 @@ def _loop_variable_receiver(func, scope: Scope) -> bool:
     return bool(assigned) and all(element(e) for e in assigned)
 
 
-# Tensor methods whose result is not a tensor (a size, a Python number, a flag): a test on them is metadata
-# Dynamo decides at trace time, or a call another rule names (`.item()`).
-_NON_TENSOR_METHODS = frozenset({
-    "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "stride", "storage_offset", "data_ptr",
-    "element_size", "is_contiguous", "is_floating_point", "is_complex", "is_signed", "get_device", "type",
-    "equal", "is_nonzero", "is_pinned", "is_shared", "untyped_storage", "numpy", "__len__", "__bool__",
-    "__int__", "__float__", "has_names", "is_set_to", "dim_order",
-})
-
-
 def _is_tensor(vals: frozenset) -> bool:
-    """Every value is a tensor: a ``torch.Tensor``, or what a tensor method returned (``t.abs().max()``)."""
-    if not vals:
-        return False
-    for v in vals:
-        if not isinstance(v, ExternalInstance):
-            return False
-        t = v.type
-        if t == "torch.Tensor":
-            continue
-        if not t.startswith("torch.Tensor.") or not t.endswith("()"):
-            return False
-        if t.rsplit(".", 1)[-1][:-2] in _NON_TENSOR_METHODS:
-            return False
-    return True
+    """Every value is a tensor (``model.tensor_type``)."""
+    return bool(vals) and all(isinstance(v, ExternalInstance) and model.tensor_type(v.type) for v in vals)
 
 
 def _self_fact(c: Condition, me: Optional[str]) -> tuple:

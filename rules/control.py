@@ -12,7 +12,9 @@ DATA_DEPENDENT_BRANCH = Rule(
     what="Finds `if` / `while` / conditional expressions whose test is a tensor the resolver knows to be one: "
          "`if t:`, `if t == 0:`, `while t.any():`, `if t.max() > limit:` on a parameter annotated `torch.Tensor` "
          "or a value a tensor method returned (FlashInfer 0.7.2.post1's `make_nvfp4_global_scale`: "
-         "`amax = input_tensor.abs().max().to(torch.float32)`, then `if amax == 0:`). Tests on a tensor's "
+         "`amax = input_tensor.abs().max().to(torch.float32)`, then `if amax == 0:`), what the `torch` function "
+         "of a tensor method's name returns, and arithmetic on a tensor (transformers 5.24's dynamic RoPE: "
+         "`seq_len = torch.max(position_ids) + 1`, then `if seq_len > max_seq_len_cached:`). Tests on a tensor's "
          "metadata (`t.shape[0] == 0`, `t.dtype`, `t.is_cuda`, `t is None`, `t.numel()`) are not data: Dynamo "
          "decides them at trace time and guards on them.",
     why="Python needs a bool to pick the branch; in the graph the tensor has no value yet. Dynamo stops "
@@ -36,7 +38,15 @@ def f(x: torch.Tensor):
         return x
     return -x
 f_c = torch.compile(f, fullgraph=True)
-''',),
+''', '''
+import torch
+def f(position_ids):
+    seq_len = torch.max(position_ids) + 1
+    if seq_len > 4096:
+        return position_ids * 2
+    return position_ids
+f_c = torch.compile(f, fullgraph=True)
+'''),
     fixed=('''
 import torch
 def f(x: torch.Tensor):

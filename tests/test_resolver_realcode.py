@@ -23,6 +23,7 @@ def walked():
     static = analyse([BY_NAME["llama"], BY_NAME["sd3"]], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in ("llama", "sd3")}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
+    out["llama rows"] = static["llama"]["findings"]
     return out
 
 
@@ -88,3 +89,15 @@ def test_a_flag_that_starts_true_stays_true_through_or_assignments(walked):
     `if not is_tracing(): logger.warning_once(...)` (utils/generic.py:647) is dead, not a warning."""
     assert "transformers.utils.generic:ModelOutput._replace_old_cache_name" in walked["llama"]
     assert ("transformers/utils/generic.py", 647) not in walked["llama findings"]
+
+
+def test_what_a_torch_function_returns_is_a_tensor_and_so_is_arithmetic_on_it(walked):
+    """modeling_rope_utils.py:89 `seq_len = torch.max(position_ids) + 1`, then line 101 `if seq_len >
+    max_seq_len_cached:` in dynamic_rope_update's `dynamic_frequency_update`: the real-code suite's
+    rope_dynamic variant (llama, qwen2) stops there (GB0170, data-dependent branching).  `torch.max` is the
+    torch function of a tensor method, so its result is a tensor, and `+ 1` keeps it one; the branch is
+    reached only where the config's rope type is dynamic, which the walk cannot decide: a warning with it."""
+    rows = [f for f in walked["llama rows"] if f["rule"] == "CL119"
+            and f["path"] == "transformers/modeling_rope_utils.py" and f["line"] in (101, 113)]
+    assert {f["line"] for f in rows} == {101, 113}, rows
+    assert all(f["severity"] == "warning" and f["conditions"] == ["'dynamic' in rope_type"] for f in rows), rows

@@ -160,6 +160,34 @@ def _tensor_methods() -> frozenset:
 # `x.view(...)`, `t.to(...)` on a receiver of unknown type: a tensor op, not an unresolved call.
 TENSOR_METHODS = _tensor_methods()
 
+# Tensor methods whose result is not a tensor (a size, a Python number, a flag): a test on them is metadata
+# Dynamo decides at trace time, or a call another rule names (`.item()`).
+NON_TENSOR_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "stride", "storage_offset", "data_ptr",
+    "element_size", "is_contiguous", "is_floating_point", "is_complex", "is_signed", "get_device", "type",
+    "equal", "is_nonzero", "is_pinned", "is_shared", "untyped_storage", "numpy", "__len__", "__bool__",
+    "__int__", "__float__", "has_names", "is_set_to", "dim_order",
+})
+
+
+def tensor_type(t: str) -> bool:
+    """Whether an external value's type names a tensor: ``torch.Tensor``, what a tensor method returned
+    (``torch.Tensor.max()``), or what the ``torch`` function of a tensor method's name returned
+    (``torch.max()``: transformers' ``seq_len = torch.max(position_ids) + 1``)."""
+    if t == "torch.Tensor":
+        return True
+    if not t.endswith("()"):
+        return False
+    if t.startswith("torch.Tensor."):  # a chain of methods: `torch.Tensor.abs().max().to()`, the last decides
+        name = t.rsplit(".", 1)[-1][:-2]
+    elif t.startswith("torch.") and t.count(".") == 1:
+        name = t[len("torch."):-2]
+        if name not in TENSOR_METHODS:
+            return False
+    else:
+        return False
+    return name not in NON_TENSOR_METHODS
+
 
 @lru_cache(maxsize=None)  # pure, and asked millions of times on a big scan
 def normalize(name: str) -> str:

@@ -35,9 +35,17 @@ from .locator import split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
 _EITHER_BOOL = frozenset({Const(True), Const(False)})
+_TENSOR = frozenset({ExternalInstance("torch.Tensor")})
 _NUMBER_OPS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "FloorDiv": operator.floordiv,
                "Mod": operator.mod, "Div": operator.truediv, "LShift": operator.lshift, "RShift": operator.rshift,
                "BitAnd": operator.and_, "BitXor": operator.xor}
+
+
+_TENSOR_ARITHMETIC = frozenset({"Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "MatMul"})
+
+
+def _all_tensors(vals: frozenset) -> bool:
+    return bool(vals) and all(isinstance(v, ExternalInstance) and model.tensor_type(v.type) for v in vals)
 
 
 def _arithmetic(op: str, a, b) -> Optional[Const]:
@@ -273,6 +281,8 @@ class EvaluatorMixin:
                     folded = _arithmetic(e[1], a.value, b.value)
                     if folded is not None:
                         return frozenset({folded})
+            if e[1] in _TENSOR_ARITHMETIC and (_all_tensors(left) or _all_tensors(right)):
+                return _TENSOR  # `torch.max(position_ids) + 1` is a tensor: a test on it is data-dependent
             return frozenset({Unknown("binop")})
         if k == "ifexp":
             t = self.truth(e[1], scope)
