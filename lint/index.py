@@ -315,6 +315,7 @@ class Indexer:
                 if isinstance(f, ast.Attribute):
                     self._note_env_call(f, n)
                     self._note_mutating_call(f, fn, n, g)
+                    self._note_self_container_add(f, fn, n)
                     stack.append((f.value, g))
                 elif not isinstance(f, ast.Name):
                     stack.append((f, g))
@@ -390,6 +391,26 @@ class Indexer:
                 self.env_set.add(key)
             elif key is not None and f.attr == "unsetenv":
                 self.env_removed.add(key)
+
+    def _note_self_container_add(self, f: ast.Attribute, fn: _Func, call: ast.Call) -> None:
+        """`self.layer.append(T5LayerFF(config))` (transformers' T5Block, diffusers' FeedForward `self.net`):
+        the container an instance attribute holds gains what is appended, inserted or extended -- recorded as
+        one more value of the attribute, the list of those elements, beside what `self.layer = ...` stored."""
+        v = f.value
+        owner = fn.s.class_name
+        if not (isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and fn.s.params
+                and v.value.id == fn.s.params[0] and owner in self.classes) or call.keywords:
+            return
+        if f.attr == "append" and len(call.args) == 1:
+            added = ("seq", "list", (self.conv(call.args[0], fn),))
+        elif f.attr == "insert" and len(call.args) == 2:
+            added = ("seq", "list", (self.conv(call.args[1], fn),))
+        elif f.attr == "extend" and len(call.args) == 1:
+            added = self.conv(call.args[0], fn)
+        else:
+            return
+        c = self.classes[owner]
+        c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
 
     def _note_mutating_call(self, f: ast.Attribute, fn: _Func, call: ast.Call, g: tuple) -> None:
         if f.attr in _MUTATING_METHODS and isinstance(f.value, ast.Name) and fn.is_global(f.value.id):

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama and sd3, one scan; and
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3 and t5, one scan; and
     "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
@@ -20,8 +20,9 @@ def walked():
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    static = analyse([BY_NAME["llama"], BY_NAME["sd3"]], env, cache_dir=cache_root() / "realcode" / "lint-cache")
-    out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in ("llama", "sd3")}
+    names = ("llama", "sd3", "t5")
+    static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
+    out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
     out["llama rows"] = static["llama"]["findings"]
     return out
@@ -101,3 +102,13 @@ def test_what_a_torch_function_returns_is_a_tensor_and_so_is_arithmetic_on_it(wa
             and f["path"] == "transformers/modeling_rope_utils.py" and f["line"] in (101, 113)]
     assert {f["line"] for f in rows} == {101, 113}, rows
     assert all(f["severity"] == "warning" and f["conditions"] == ["'dynamic' in rope_type"] for f in rows), rows
+
+
+def test_what_a_method_appends_to_an_attributes_container_is_in_it(walked):
+    """modeling_t5.py:443-450, T5Block.__init__: `self.layer = nn.ModuleList()`, then
+    `self.layer.append(T5LayerSelfAttention(...))` and `self.layer.append(T5LayerFF(config))`; forward calls
+    `self.layer[0](...)`.  The appended modules are the list's elements, so the walk reaches the attention
+    (and, through it, sdpa_attention_forward, where the output_attentions variant stops: line 111)."""
+    assert "transformers.models.t5.modeling_t5:T5LayerSelfAttention.forward" in walked["t5"]
+    assert "transformers.models.t5.modeling_t5:T5Attention.forward" in walked["t5"]
+    assert "transformers.integrations.sdpa_attention:sdpa_attention_forward" in walked["t5"]
