@@ -139,7 +139,28 @@ class ImplicitCallsMixin:
         if not self.p.is_dataclass(cid):
             return []
         inst = Instance(cid)
-        return self._enter_special(inst, "__setattr__", at) + self._enter_special(inst, "__post_init__", at)
+        return (self._metaclass_init_wrappers(cid, at) + self._enter_special(inst, "__setattr__", at)
+                + self._enter_special(inst, "__post_init__", at))
+
+    def _metaclass_init_wrappers(self, cid: str, at: tuple) -> list:
+        """``@dataclass`` installs the generated ``__init__`` with ``setattr(cls, "__init__", fn)``, which runs
+        the metaclass's ``__setattr__``; one that wraps the value (transformers' ``_BCCacheNameMeta``, for every
+        ``ModelOutput``: ``def __init__(self, *args, **kwargs): _rename_kwargs_for_bc(kwargs); init(...)``)
+        installs a function it defines itself -- the only way such a function leaves the method -- and that
+        wrapper is what calling the class runs."""
+        meta = self.p.metaclass(cid)
+        hook = self.p.special_method(meta, "__setattr__") if meta else None
+        fs = self.p.function(hook.id) if hook is not None else None
+        if fs is None:
+            return []
+        mod = hook.id.partition(":")[0]
+        out = []
+        for exprs in fs.locals.values():
+            for e in exprs:
+                fid = f"{mod}:{e[1]}" if e[:1] == ("func",) else None
+                if fid is not None and self.p.function(fid) is not None:
+                    out.append(Action("enter", *at, target=Func(fid, cid), callee=dotted(fid), detail=IMPLICIT))
+        return out
 
 
 def builtin_name(v) -> Optional[str]:

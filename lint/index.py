@@ -791,6 +791,7 @@ class Indexer:
             line=node.lineno,
             bases=tuple(self.conv(b, parent_fn) for b in node.bases),
             decorators=tuple(self.conv(d, parent_fn) for d in node.decorator_list),
+            metaclass=next((self.conv(k.value, parent_fn) for k in node.keywords if k.arg == "metaclass"), None),
         )
         self.classes[qual] = c
         # Class bodies run at import time: their calls belong to the enclosing scope.

@@ -112,3 +112,12 @@ def test_what_a_method_appends_to_an_attributes_container_is_in_it(walked):
     assert "transformers.models.t5.modeling_t5:T5LayerSelfAttention.forward" in walked["t5"]
     assert "transformers.models.t5.modeling_t5:T5Attention.forward" in walked["t5"]
     assert "transformers.integrations.sdpa_attention:sdpa_attention_forward" in walked["t5"]
+
+
+def test_a_metaclass_setattr_wraps_the_generated_dataclass_init(walked):
+    """utils/generic.py:440-466: ModelOutput's metaclass _BCCacheNameMeta defines `__setattr__`, which
+    @dataclass runs when it installs the generated `__init__`; for that name it stores its own local
+    `__init__` (which calls `_rename_kwargs_for_bc(kwargs)`, then the generated one).  Constructing
+    BaseModelOutputWithPast in LlamaModel.forward runs that wrapper."""
+    assert "transformers.utils.generic:_BCCacheNameMeta.__setattr__.<locals>.__init__" in walked["llama"]
+    assert "transformers.utils.generic:_rename_kwargs_for_bc" in walked["llama"]

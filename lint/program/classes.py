@@ -265,6 +265,18 @@ class ClassMixin:
         self._mro_memo[key] = found
         return found
 
+    def metaclass(self, cid: str) -> Optional[str]:
+        """The scanned metaclass of ``cid``: the first ``metaclass=`` of its MRO (a metaclass is inherited)."""
+        for c_id in self.mro(cid):
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is None or c.metaclass is None:
+                continue
+            for v in _fixed(self.eval(c.metaclass, Scope(split_id(c_id)[0]))):
+                if isinstance(v, Class):
+                    return v.id
+            return None
+        return None
+
     def is_dataclass(self, cid: str) -> bool:
         """Whether ``cid``'s ``__init__`` is the one ``@dataclass`` generates: a class of its MRO decorated with
         ``dataclasses.dataclass`` (bare or called) comes before any that writes an ``__init__`` of its own
