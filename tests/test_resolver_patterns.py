@@ -165,3 +165,37 @@ def test_the_dunders_python_calls_without_a_call_expression_are_walked(run_scan,
         assert callee in got, (callee, sorted(got))
         assert got[callee].severity == "error" and got[callee].trace[-1].qualname == fn
     assert "subprocess.run" not in got  # a read runs the getter, not the setter
+
+
+def test_self_in_a_method_wrapper_is_the_wrapped_methods_instance(run_scan, tmp_path):
+    """A decorator's `def wrapper(self, *args, **kwargs)` around a method (transformers' @capture_outputs
+    on `forward`) is walked with the method's class: `self.config` in it is the instance's attribute."""
+    result = _scan(run_scan, tmp_path, '''
+        import functools, os
+        import torch
+
+        class Config:
+            def probe(self):
+                return os.path.exists("/dev/nvidia0")
+
+        def capture(func):
+            @functools.wraps(func)
+            def wrapper(self, *args, **kwargs):
+                self.config.probe()
+                return func(self, *args, **kwargs)
+            return wrapper
+
+        class Model(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.config = config
+
+            @capture
+            def forward(self, x):
+                return x * 2
+
+        m = torch.compile(Model(Config()), fullgraph=True)
+    ''')
+    hits = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert hits and [fr.qualname for fr in hits[0].trace][-2:] == ["capture.<locals>.wrapper", "Config.probe"], \
+        [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]

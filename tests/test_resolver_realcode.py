@@ -121,3 +121,11 @@ def test_a_metaclass_setattr_wraps_the_generated_dataclass_init(walked):
     BaseModelOutputWithPast in LlamaModel.forward runs that wrapper."""
     assert "transformers.utils.generic:_BCCacheNameMeta.__setattr__.<locals>.__init__" in walked["llama"]
     assert "transformers.utils.generic:_rename_kwargs_for_bc" in walked["llama"]
+
+
+def test_self_in_a_decorators_method_wrapper_is_the_model(walked):
+    """utils/output_capturing.py:327, the wrapper @capture_outputs puts around LlamaModel.forward: `def
+    wrapper(self, *args, **kwargs)` reads `self.config` (line 329 on); walked with the wrapped method's class,
+    `self` is the model and `self.config` its PreTrainedConfig, whose `output_attentions` property
+    (configuration_utils.py:576) Dynamo traced."""
+    assert "transformers.configuration_utils:PreTrainedConfig.output_attentions" in walked["llama"]

@@ -267,6 +267,10 @@ class ResolverMixin:
         f = s.func
         if s.bindings is not None and name in s.bindings:
             return s.bindings[name]
+        if f.class_name is None and name == "self" and f.params[:1] == ("self",) and s.self_cls is not None:
+            # a method wrapper a decorator defines (`def wrapper(self, *args, **kwargs)` around `forward`),
+            # walked with the wrapped method's class (Reach._wrapper_self)
+            return frozenset({Instance(s.self_cls)})
         if f.params and name == f.params[0] and f.class_name is not None:
             owner = f"{s.module}:{f.class_name}"
             flags = getattr(self.function_value(s.func_id, s), "flags", frozenset()) if s.func_id else frozenset()
