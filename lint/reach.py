@@ -50,6 +50,8 @@ from .values import (
     Instance,
     Op,
     Partial,
+    SeqVal,
+    TupleVal,
     ordered,
 )
 
@@ -129,9 +131,10 @@ class Reach(ImplicitCallsMixin):
     # ----------------------------------------------------------- call-site meaning
     def scope_of(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> Scope:
         f = self.p.function(fid)
-        bindings = {k: frozenset(v if isinstance(v, Func) else Const(v) for v in vs) for k, vs in consts} \
-            if consts else None
-        return Scope(split_id(fid)[0], f, fid, self_cls, bindings)
+        bindings = {k: frozenset(v if isinstance(v, Func) else Const(v) for v in vs) for k, vs in consts
+                    if k != CLOSURE} if consts else None
+        closure = next((dict(vs) for k, vs in consts if k == CLOSURE), None)
+        return Scope(split_id(fid)[0], f, fid, self_cls, bindings or None, closure=closure)
 
     def actions(self, fid: str, self_cls: Optional[str], consts: tuple = ()) -> list:
         key = (fid, self_cls, consts)
@@ -745,9 +748,11 @@ class Reach(ImplicitCallsMixin):
         return fv.self_cls if w is not None and w.params[:1] == ("self",) else None
 
     def _const_args(self, act: Action, node: Node, fv: Func) -> tuple:
-        """The callee's parameters that are constants at this call (defaults included), or functions."""
+        """The callee's parameters that are constants at this call (defaults included), or functions; and,
+        for a closure, the functions it closed over (``CLOSURE``)."""
         f = self.p.function(fv.id)
-        if f is None or (not act.args and not act.kwargs and not f.defaults):
+        closed = _closed_functions(fv)
+        if f is None or (not act.args and not act.kwargs and not f.defaults and not closed):
             return ()
         key = (node.fid, node.self_cls, node.consts, act.line, act.col, fv)
         if key in self._const_memo:
@@ -759,8 +764,9 @@ class Reach(ImplicitCallsMixin):
         except RecursionError:
             bound = {}
         for name, vals in bound.items():
-            # a parameter bound to one of a few constants (`major` is 12 on the GPU, 0 in the except branch)
-            if not vals or len(vals) > MAX_CONST_ALTERNATIVES:
+            # a parameter bound to one of a few constants (`major` is 12 on the GPU, 0 in the except branch);
+            # functions count by what they are, not by what each closure of one closed over
+            if not vals or len({v.id if isinstance(v, Func) else v for v in vals}) > MAX_CONST_ALTERNATIVES:
                 continue
             if all(isinstance(v, Const) and _simple_const(v.value) for v in vals):
                 out.append((name, tuple(sorted((v.value for v in vals), key=repr))))
@@ -769,6 +775,8 @@ class Reach(ImplicitCallsMixin):
                 # callee calls through the parameter, walked per call like a constant
                 out.append((name, tuple(sorted(vals, key=repr))))
         res = tuple(sorted(out, key=lambda kv: kv[0]))[:MAX_CONST_PARAMS]
+        if closed:
+            res += ((CLOSURE, closed),)
         if res:
             # a recursion that counts (`_format_value(v, depth + 1)`, flashinfer's api_logging) would make a
             # new node per value: past a few constant contexts a function is walked without them
@@ -966,6 +974,33 @@ def _loop_variable_receiver(func, scope: Scope) -> bool:
 
     assigned = local.get(func[1])
     return bool(assigned) and all(element(e) for e in assigned)
+
+
+# the entry of a node's constants that holds what a closure closed over (Reach.scope_of: Scope.closure)
+CLOSURE = "<closure>"
+
+
+def _closed_functions(fv: Func) -> tuple:
+    """What a closure closed over that decides what it calls: the names bound to functions, or to tuples and
+    lists of them (transformers' ``and_masks(*mask_functions)`` returns ``and_mask``, which calls each) --
+    the functions only, without their own closures, so that the closures one function makes fall into few
+    walk contexts (``MAX_CONST_CONTEXTS``)."""
+    def functions(vals) -> frozenset:
+        out = set()
+        for v in vals:
+            if isinstance(v, Func):
+                out.add(Func(v.id, v.self_cls, v.flags, v.wrappers) if v.closure else v)
+            elif isinstance(v, TupleVal):
+                items = tuple(functions(i) for i in v.items)
+                if any(items):
+                    out.add(TupleVal(items))
+            elif isinstance(v, SeqVal):
+                elems = functions(v.elems)
+                if elems:
+                    out.add(SeqVal(elems))
+        return frozenset(out)
+
+    return tuple((k, fs) for k, vs in (fv.closure or ()) if (fs := functions(vs)))
 
 
 def _is_tensor(vals: frozenset) -> bool:

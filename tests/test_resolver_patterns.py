@@ -199,3 +199,41 @@ def test_self_in_a_method_wrapper_is_the_wrapped_methods_instance(run_scan, tmp_
     hits = [f for f in result.findings if f.callee == "os.path.exists"]
     assert hits and [fr.qualname for fr in hits[0].trace][-2:] == ["capture.<locals>.wrapper", "Config.probe"], \
         [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]
+
+
+def test_a_closure_calls_the_functions_its_varargs_closed_over(run_scan, tmp_path):
+    """transformers' `and_masks(*mask_functions)`: the returned closure iterates the tuple of functions it
+    was given; a parameter reassigned to such a closure keeps the function it was bound to as well."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        def and_masks(*mask_functions):
+            def and_mask(b, q):
+                for mask in mask_functions:
+                    q = mask(b, q)
+                return q
+            return and_mask
+
+        def causal(b, q):
+            os.path.exists("/causal")
+            return q
+
+        def padding_fn(pad):
+            def inner_mask(b, q):
+                os.path.exists("/padding")
+                return q
+            return inner_mask
+
+        def sdpa_mask(q, mask_function=causal, pad=None):
+            if pad is not None:
+                mask_function = and_masks(mask_function, padding_fn(pad))
+            return mask_function(0, q)
+
+        def f(q, pad):
+            return sdpa_mask(q, pad=pad)
+
+        g = torch.compile(f, fullgraph=True)
+    ''')
+    ends = {f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"}
+    assert ends == {"causal", "padding_fn.<locals>.inner_mask"}, ends

@@ -129,3 +129,12 @@ def test_self_in_a_decorators_method_wrapper_is_the_model(walked):
     `self` is the model and `self.config` its PreTrainedConfig, whose `output_attentions` property
     (configuration_utils.py:576) Dynamo traced."""
     assert "transformers.configuration_utils:PreTrainedConfig.output_attentions" in walked["llama"]
+
+
+def test_a_closure_over_varargs_calls_what_was_passed(walked):
+    """masking_utils.py:46-57, `and_masks(*mask_functions)` returns `and_mask`, which calls each of
+    `mask_functions`; sdpa_mask (line 526) builds `mask_function = and_masks(mask_function,
+    padding_mask_function(padding_mask))` and calls it (line 537).  The walk of `and_mask` knows the tuple it
+    closed over, so it reaches padding_mask_function's `inner_mask`, which Dynamo traced."""
+    assert "transformers.masking_utils:padding_mask_function.<locals>.inner_mask" in walked["llama"]
+    assert "transformers.masking_utils:causal_mask_function" in walked["llama"]

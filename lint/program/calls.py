@@ -194,16 +194,24 @@ class CallMixin:
             first = params.pop(0)
             b[first] = frozenset({Class(fv.self_cls)}) if "classmethod" in fv.flags else frozenset({Instance(fv.self_cls)})
         i = 0
+        extra: Optional[list] = []  # what `*args` collects; None once a starred argument makes it unknown
         for a in args:
             if isinstance(a, tuple) and len(a) == 2 and a[0] == "__value__":
                 vals = a[1]
             elif a[0] == "starred":
+                extra = None
                 break
             else:
                 vals = self.eval(a, scope)
             if i < len(params):
                 b[params[i]] = vals
+            elif extra is not None:
+                extra.append(vals)
             i += 1
+        if f.vararg and extra:
+            # `and_masks(causal_mask, padding_mask_function(pad))` (transformers' masking_utils): the closure
+            # it returns iterates `mask_functions`, the tuple of what was passed
+            b[f.vararg] = frozenset({TupleVal(tuple(extra))})
         for kname, kexpr in kwargs:
             if kname is not None and (kname in params or kname in f.kwonly):
                 b[kname] = kexpr[1] if kexpr[0] == "__value__" else self.eval(kexpr, scope)

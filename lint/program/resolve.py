@@ -9,7 +9,8 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import FunctionSummary, ModuleSummary
-from ..values import ANY_KEY, EMPTY, Class, Const, DictVal, External, ExternalInstance, Instance, Module, SeqVal, Unknown
+from ..values import (ANY_KEY, EMPTY, Class, Const, DictVal, External, ExternalInstance, Func, Instance, Module, SeqVal,
+                      Unknown)
 from .locator import BUILTIN_NAMES
 from .scope import Scope, _fixed
 
@@ -233,9 +234,10 @@ class ResolverMixin:
             f = s.func
             if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
                 got = self.param_value(name, s)
-                if name in f.locals and got and all(isinstance(v, Const) for v in got):
-                    # reassigned in the body (`if backend == "auto": backend = pick()`): the constant passed
-                    # or the value assigned -- a constant argument must not hide what the body makes of it
+                if name in f.locals and got and all(isinstance(v, (Const, Func)) for v in got):
+                    # reassigned in the body (`if backend == "auto": backend = pick()`, transformers'
+                    # `mask_function = and_masks(mask_function, ...)`): the constant or function passed, or the
+                    # value assigned -- an argument bound at the call must not hide what the body makes of it
                     got = got | self._local_value(name, s)
                 return got
             if name in f.locals:
