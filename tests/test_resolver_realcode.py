@@ -138,3 +138,11 @@ def test_a_closure_over_varargs_calls_what_was_passed(walked):
     closed over, so it reaches padding_mask_function's `inner_mask`, which Dynamo traced."""
     assert "transformers.masking_utils:padding_mask_function.<locals>.inner_mask" in walked["llama"]
     assert "transformers.masking_utils:causal_mask_function" in walked["llama"]
+
+
+def test_a_dict_subclass_holds_the_dict_its_module_builds_it_from(walked):
+    """activations.py:224-228 and 350: `ACT2FN = ClassInstantier(ACT2CLS)`, an OrderedDict subclass whose
+    `__getitem__` does `content = super().__getitem__(key)` and returns `cls(**kwargs)`; LlamaMLP's
+    `self.act_fn = ACT2FN[config.hidden_act]` is one of ACT2CLS's classes, and `self.act_fn(...)` runs its
+    forward (SiLUActivation's, which Dynamo traced)."""
+    assert "transformers.activations:SiLUActivation.forward" in walked["llama"]

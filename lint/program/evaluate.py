@@ -207,6 +207,11 @@ class EvaluatorMixin:
             base = self.eval(e[1], scope)
             return frozenset().union(*(self.attr(v, e[2]) for v in _fixed(base))) if base else EMPTY
         if k == "call":
+            if e[1][:3:2] == ("attr", "__getitem__") and e[1][1][:2] == ("call", ("name", "super")) and \
+                    len(e[2]) == 1 and scope.self_cls is not None:
+                held = self._constructed_contents(scope.self_cls)
+                if held:
+                    return self._subscript(held, e[2][0], scope)
             if e[1][0] == "attr" and e[1][2] in _CONTAINER_VIEWS and not e[2]:
                 viewed = self._container_view(self.eval(e[1][1], scope), e[1][2])
                 if viewed is not None:
@@ -357,6 +362,22 @@ class EvaluatorMixin:
                 return _EITHER_BOOL  # `not x`, and a comparison of Python values, is a bool, whichever it is
             return frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
+
+    def _constructed_contents(self, cid: str) -> frozenset:
+        """What a dict subclass's instances hold, for its own ``super().__getitem__(key)``: the dicts its
+        module builds instances from at the top level (transformers' ``ACT2FN = ClassInstantier(ACT2CLS)``,
+        whose ``__getitem__`` instantiates the class ``ACT2CLS[key]`` names)."""
+        mod, _, qual = cid.partition(":")
+        m = self.module(mod)
+        if m is None or "." in qual:
+            return EMPTY
+        out: set = set()
+        for bindings in m.bindings.values():
+            for b in bindings:
+                v = b.value
+                if b.kind == "assign" and v[:2] == ("call", ("name", qual)) and len(v[2]) == 1 and not v[3]:
+                    out |= {d for d in self.eval(v[2][0], Scope(mod)) if isinstance(d, DictVal)}
+        return frozenset(out)
 
     def iterated(self, inst: Instance, scope: Scope) -> frozenset:
         """What ``for x in inst`` binds: the iterator is ``inst.__iter__()``, each element its ``__next__()``
