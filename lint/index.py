@@ -603,6 +603,8 @@ class Indexer:
                 c = self.classes[owner]
                 c.self_attrs[tgt.attr] = c.self_attrs.get(tgt.attr, ()) + ((value, fn.s.qualname),)
             else:
+                if isinstance(tgt.value, ast.Name) and tgt.value.id in fn.s.params:
+                    fn.s.param_stores += ((tgt.value.id, tgt.attr, value),)
                 self.mutation_target(tgt, fn, guards, st)
         elif isinstance(tgt, ast.Subscript):
             if _is_environ(tgt.value):

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 17  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 18  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -139,6 +139,9 @@ class FunctionSummary:
     is_stub: bool = False  # body is only a docstring / pass / ... / raise NotImplementedError (abstract)
     return_guards: tuple = ()  # guards of each entry of ``returns``, same order
     yields: tuple = ()  # yielded expressions (what a @contextmanager's `with ... as x` binds)
+    # `param.attr = value` on a parameter that is not `self` (a class decorator's `cls.forward = forward`):
+    # ((param, attr, Expr), ...)
+    param_stores: tuple = ()
 
 
 @dataclass(slots=True)

@@ -237,3 +237,67 @@ def test_a_closure_calls_the_functions_its_varargs_closed_over(run_scan, tmp_pat
     ''')
     ends = {f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"}
     assert ends == {"causal", "padding_fn.<locals>.inner_mask"}, ends
+
+
+def test_a_class_decorator_that_stores_forward_on_the_class_replaces_it(run_scan, tmp_path):
+    """transformers' `@use_experts_implementation`: the decorator assigns `experts_class.forward = forward`
+    (a wrapper it defines) and returns the class; calling an instance runs the wrapper."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        def use_impl(experts_class):
+            original_forward = experts_class.forward
+
+            def forward(self, *args, **kwargs):
+                os.path.exists("/impl")
+                return original_forward(self, *args, **kwargs)
+
+            experts_class.forward = forward
+            return experts_class
+
+        @use_impl
+        class Experts(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.experts = Experts()
+
+            def forward(self, x):
+                return self.experts(x)
+
+        m = torch.compile(Block(), fullgraph=True)
+    ''')
+    ends = [[fr.qualname for fr in f.trace][-2:] for f in result.findings if f.callee == "os.path.exists"]
+    assert ends == [["Block.forward", "use_impl.<locals>.forward"]], ends
+
+
+def test_a_lazy_package_serves_what_it_imports_for_type_checkers(run_scan, tmp_path):
+    """The lazy-module idiom (transformers.integrations, diffusers): `if TYPE_CHECKING: from .moe import
+    helper` / `else: sys.modules[__name__] = _LazyModule(...)`; `from pkg import helper` is that function."""
+    pkg = tmp_path / "lazypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent('''
+        import sys
+        from typing import TYPE_CHECKING
+
+        _import_structure = {"moe": ["helper"]}
+        if TYPE_CHECKING:
+            from .moe import helper
+        else:
+            sys.modules[__name__] = object()  # stands for transformers' _LazyModule(__name__, ...)
+    '''))
+    (pkg / "moe.py").write_text("import os\n\n\ndef helper(x):\n    os.path.exists('/lazy')\n    return x\n")
+    result = _scan(run_scan, tmp_path, '''
+        import torch
+        from lazypkg import helper
+
+        def f(x):
+            return helper(x)
+
+        g = torch.compile(f, fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["helper"]

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3 and t5, one scan; and
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5 and mixtral, one scan; and
     "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
@@ -20,7 +20,7 @@ def walked():
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    names = ("llama", "sd3", "t5")
+    names = ("llama", "sd3", "t5", "mixtral")
     static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
@@ -146,3 +146,14 @@ def test_a_dict_subclass_holds_the_dict_its_module_builds_it_from(walked):
     `self.act_fn = ACT2FN[config.hidden_act]` is one of ACT2CLS's classes, and `self.act_fn(...)` runs its
     forward (SiLUActivation's, which Dynamo traced)."""
     assert "transformers.activations:SiLUActivation.forward" in walked["llama"]
+
+
+def test_a_class_decorator_from_a_lazy_package_replaces_forward(walked):
+    """modeling_mixtral.py:56 `@use_experts_implementation class MixtralExperts`, imported `from
+    ...integrations import use_experts_implementation`: transformers.integrations binds it only under `if
+    TYPE_CHECKING:` and serves it through a _LazyModule otherwise.  The decorator (integrations/moe.py:616-641)
+    stores `experts_class.forward = forward`, a wrapper that dispatches through ExpertsInterface.get_interface
+    (which Dynamo traced, with the wrapper)."""
+    assert "transformers.integrations.moe:use_experts_implementation.<locals>.wrapper.<locals>.forward" \
+        in walked["mixtral"]
+    assert "transformers.integrations.moe:ExpertsInterface.get_interface" in walked["mixtral"]

@@ -106,7 +106,49 @@ class ClassMixin:
     def is_nn_module(self, cid: str) -> bool:
         return any(model.is_nn_module_base(x) for x in self.mro(cid) if ":" not in x)
 
+    def decorator_stores(self, cid: str) -> dict:
+        """{attribute: values} a class decorator stores on the class it decorates (transformers'
+        ``@use_experts_implementation``: ``experts_class.forward = forward``, a wrapper that dispatches to
+        the configured experts implementation): the decorator, or a function nested in it (the decorator a
+        factory returns), assigning attributes of its first parameter, bound to this class."""
+        key = ("decorator stores", cid)
+        if key in self._mro_memo:
+            return self._mro_memo[key]
+        self._mro_memo[key] = {}  # the stored values may read the class's own members: no recursion
+        c = self.klass(cid) if ":" in cid else None
+        out: dict = {}
+        mod = split_id(cid)[0]
+        for d in (c.decorators if c is not None else ()):
+            for fv in _fixed(self.eval(d, Scope(mod))):
+                if not isinstance(fv, Func):
+                    continue
+                fmod, _, fqual = fv.id.partition(":")
+                m = self.module(fmod)
+                if m is None:
+                    continue
+                inner = f"{fqual}.<locals>."
+                for qual in [fqual] + [q for q in m.functions if q.startswith(inner) and "." not in q[len(inner):]]:
+                    fs = m.functions.get(qual)
+                    if fs is None or not fs.params or not fs.param_stores:
+                        continue
+                    scope = Scope(fmod, fs, f"{fmod}:{qual}", None, {fs.params[0]: frozenset({Class(cid)})})
+                    for param, attr, expr in fs.param_stores:
+                        if param == fs.params[0]:
+                            out[attr] = out.get(attr, frozenset()) | self.eval(expr, scope)
+        self._mro_memo[key] = out
+        return out
+
     def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
+        for c_id in self.mro(cid):  # a decorator's store replaces the member of the class it decorates
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is None:
+                continue
+            stored = self.decorator_stores(c_id).get(name) if c.decorators else None
+            if stored:
+                return frozenset(Func(v.id, inst.cls, v.flags, v.wrappers, v.closure)
+                                 if isinstance(v, Func) and inst is not None else v for v in stored)
+            if name in c.methods or name in c.class_attrs:
+                break
         res = self._member_in(self.mro(cid), name, inst)
         if inst is not None and self._abstract(res) and (res or self._is_abstract_class(cid)):
             # an abstract method or an attribute only subclasses define: dispatch to every implementation

@@ -173,6 +173,13 @@ class ResolverMixin:
             return frozenset({External(model.normalize(f"{outside[0]}.{name}"))})
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
+        if not typing and m.is_package:
+            # the lazy-module idiom (transformers, diffusers: `if TYPE_CHECKING: from .moe import
+            # use_experts_implementation` / `else: sys.modules[__name__] = _LazyModule(...)`): what a package
+            # binds only for type checkers is what its lazy module serves at run time
+            r = self.resolve_global(mod, name, typing=True)
+            if r and not all(isinstance(v, Unknown) for v in r):
+                return r
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
 
     def _guarded_rebinding(self, before: set, vals, guards, name: str, scope: Scope, preds) -> set:
