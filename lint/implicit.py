@@ -68,7 +68,7 @@ class ImplicitCallsMixin:
         vals = self.p.member(cid, attr, Instance(cid))
         return any(isinstance(v, Instance) and self.p.is_nn_module(v.cls) for v in vals)
 
-    def _attribute_builtin_actions(self, name: str, site, scope: Scope) -> list:
+    def _attribute_builtin_actions(self, site, scope: Scope) -> list:
         """``getattr(obj, "name"[, default])`` / ``hasattr(obj, "name")``: the read, as ``obj.name`` would be
         (property getters included); a computed name runs the dunders only."""
         if not site.args:
@@ -89,20 +89,17 @@ class ImplicitCallsMixin:
     def _builtin_call_actions(self, name: str, site, scope: Scope) -> list:
         """The dunders a builtin call runs on its argument."""
         if name in _ATTRIBUTE_BUILTINS:
-            return self._attribute_builtin_actions(name, site, scope)
+            return self._attribute_builtin_actions(site, scope)
         if name == "builtins.setattr" and site.args:
-            return self._store_actions(site.args[0], "__setattr__", (site.line, site.col, site.guards), scope)
+            return self._dunder_actions(site.args[0], "__setattr__", (site.line, site.col, site.guards), scope)
         if name == "builtins.len" and len(site.args) == 1:
-            at = (site.line, site.col, site.guards)
-            return [a for v in ordered(self.p.eval(site.args[0], scope)) if isinstance(v, Instance)
-                    for a in self._enter_special(v, "__len__", at)]
+            return self._dunder_actions(site.args[0], "__len__", (site.line, site.col, site.guards), scope)
         return []
 
-    def _subscript_actions(self, container, at: tuple, scope: Scope) -> list:
-        return self._store_actions(container, "__getitem__", at, scope)
-
-    def _store_actions(self, target, dunder: str, at: tuple, scope: Scope) -> list:
-        """``target[k]`` / ``target[k] = v`` / ``target.a = v``: the dunder of each instance ``target`` may be."""
+    def _dunder_actions(self, target, dunder: str, at: tuple, scope: Scope) -> list:
+        """The ``dunder`` Python calls on each instance ``target`` may be: ``__getitem__`` for ``target[k]``,
+        ``__setitem__`` / ``__setattr__`` for ``target[k] = v`` / ``target.a = v``, ``__len__`` for
+        ``len(target)``."""
         return [a for v in ordered(self.p.eval(target, scope)) if isinstance(v, Instance)
                 for a in self._enter_special(v, dunder, at)]
 

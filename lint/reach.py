@@ -29,13 +29,13 @@ from typing import Optional
 from compile_lint.rules import ALL_RULES, rule_for_call, rule_for_enter, rule_for_shape
 from compile_lint.rules.caching import RANDOM_FACTORIES
 
+from .actions import Action, Node
 from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .exprtext import source as source_text
-from .actions import Action, Node
-from .implicit import IMPLICIT, ImplicitCallsMixin, builtin_name
 from .findings import ALTERNATIVE, ARGUMENT_PASSED, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
+from .implicit import IMPLICIT, ImplicitCallsMixin, builtin_name
 from .program import Program, Scope, dotted, split_id
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
@@ -475,11 +475,11 @@ class Reach(ImplicitCallsMixin):
         if eff.kind == "mutate":
             return [Action("mutate", *at, rule="CL202", callee=eff.detail)]
         if eff.kind == "subscript":
-            return self._subscript_actions(eff.detail[0], at, scope)
+            return self._dunder_actions(eff.detail[0], "__getitem__", at, scope)
         if eff.kind == "iter":
             return self._iteration_actions(eff.detail, at, scope)
         if eff.kind in ("setitem", "setattr"):
-            return self._store_actions(eff.detail[0], "__" + eff.kind + "__", at, scope)
+            return self._dunder_actions(eff.detail[0], "__" + eff.kind + "__", at, scope)
         return []
 
     # ------------------------------------------------------------------- walk
