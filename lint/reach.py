@@ -123,6 +123,7 @@ class Reach(ImplicitCallsMixin):
         self._guard_memo: dict = {}
         self._skip_memo: dict = {}
         self._const_memo: dict = {}
+        self._hooks_memo: dict = {}  # class id -> the module hooks its methods register (_registered_hooks)
         self._self_calls: dict = {}  # method id -> the (line, col) of its calls on its own `self` (_is_self_call)
         self._const_contexts: dict = {}  # function id -> the constant contexts it was entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
@@ -650,6 +651,36 @@ class Reach(ImplicitCallsMixin):
             if isinstance(fv, Func) and fv.id == fid:
                 out += [(Node(w, self._wrapper_self(w, Func(fid, self_cls))), self._wrapper_conditions(fv, w))
                         for w in fv.wrappers]
+            if self_cls is not None:
+                out += [(Node(hook, None), (cond,)) for hook, cond in self._registered_hooks(self_cls)]
+        return out
+
+    def _registered_hooks(self, cid: str) -> list:
+        """The module hooks the class's own methods register (transformers' ``enable_input_require_grads``:
+        ``input_embeddings.register_forward_hook(make_inputs_require_grads)``, which gradient checkpointing
+        calls before training): they run inside the compiled forward -- where that method ran before compiling,
+        which the walk cannot know, so each is an entry under that condition.  [(hook id, Condition)]"""
+        if cid in self._hooks_memo:
+            return self._hooks_memo[cid]
+        out = []
+        for c_id in self.p.mro(cid):
+            c = self.p.klass(c_id) if ":" in c_id else None
+            if c is None:
+                continue
+            mod = split_id(c_id)[0]
+            m = self.p.module(mod)
+            for qual in c.methods.values():
+                fid = f"{mod}:{qual}"
+                fs = self.p.function(fid)
+                for site in (fs.calls if fs is not None else ()):
+                    if site.func[0] != "attr" or site.func[2] not in _HOOK_REGISTRATIONS or not site.args:
+                        continue
+                    text = f"`{qual}` registered it as a module hook before compiling"
+                    cond = Condition(m.path if m else "", site.line, text, ("unknown", text), True)
+                    for hv in ordered(self.p.eval(site.args[0], Scope(mod, fs, fid, cid))):
+                        if isinstance(hv, Func) and self.p.function(hv.id) is not None:
+                            out.append((hv.id, cond))
+        self._hooks_memo[cid] = out = sorted(set(out), key=lambda hc: (hc[0], hc[1].line))
         return out
 
     def _default_consts(self, fid: str, self_cls: Optional[str]) -> tuple:
@@ -976,6 +1007,8 @@ def _loop_variable_receiver(func, scope: Scope) -> bool:
     return bool(assigned) and all(element(e) for e in assigned)
 
 
+# the nn.Module methods that register a function to run around the module's forward
+_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # the entry of a node's constants that holds what a closure closed over (Reach.scope_of: Scope.closure)
 CLOSURE = "<closure>"
 

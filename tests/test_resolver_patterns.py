@@ -301,3 +301,33 @@ def test_a_lazy_package_serves_what_it_imports_for_type_checkers(run_scan, tmp_p
         g = torch.compile(f, fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["helper"]
+
+
+def test_a_forward_hook_the_models_method_registers_is_walked_under_its_condition(run_scan, tmp_path):
+    """transformers' enable_input_require_grads: a method registers a forward hook on a submodule before the
+    model is compiled; the compiled forward runs it.  Whether the method ran is not in the code: a warning
+    that names it."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(10, 4)
+
+            def enable_input_require_grads(self):
+                def make_inputs_require_grads(module, input, output):
+                    os.path.exists("/hook")
+                    output.requires_grad_(True)
+                self.embed.register_forward_hook(make_inputs_require_grads)
+
+            def forward(self, ids):
+                return self.embed(ids)
+
+        m = torch.compile(Model(), fullgraph=True)
+    ''')
+    (hit,) = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert hit.severity == "warning"
+    assert [c.text for c in hit.conditions] == [
+        "`Model.enable_input_require_grads` registered it as a module hook before compiling"]

@@ -157,3 +157,11 @@ def test_a_class_decorator_from_a_lazy_package_replaces_forward(walked):
     assert "transformers.integrations.moe:use_experts_implementation.<locals>.wrapper.<locals>.forward" \
         in walked["mixtral"]
     assert "transformers.integrations.moe:ExpertsInterface.get_interface" in walked["mixtral"]
+
+
+def test_a_hook_a_models_method_registers_runs_in_its_forward(walked):
+    """modeling_utils.py:2147-2185, PreTrainedModel.enable_input_require_grads (gradient checkpointing calls
+    it before training): `input_embeddings.register_forward_hook(make_inputs_require_grads)`; the hook runs
+    inside LlamaModel.forward's `self.embed_tokens(...)`, where Dynamo traced it (the training variant)."""
+    assert "transformers.modeling_utils:PreTrainedModel.enable_input_require_grads.<locals>.make_inputs_require_grads" \
+        in walked["llama"]
