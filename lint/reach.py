@@ -607,7 +607,33 @@ class Reach(ImplicitCallsMixin):
             take(node, step, what, act, conds_of[node] + conds)
             while queue:
                 visit(queue.popleft(), False, deferred)
+        # phase 3: the module hooks the traced code itself registers (transformers' output capturing installs
+        # `output_capturing_hook` on the layers while the forward runs): they run at those modules' calls
+        for n, conds in [h for node in list(parent) for h in self._hooks_registered_in(node)]:
+            if n not in parent:
+                parent[n] = None
+                conds_of[n] = conds
+                queue.append(n)
+            while queue:
+                visit(queue.popleft(), False, deferred)
         return findings + _fold_alternatives(findings, redo)
+
+    def _hooks_registered_in(self, node: Node) -> list:
+        """[(hook node, (Condition,))] for each module hook ``node``'s function registers."""
+        f = self.p.function(node.fid)
+        sites = [s for s in (f.calls if f is not None else ()) if s.func[0] == "attr"
+                 and s.func[2] in _HOOK_REGISTRATIONS and s.args]
+        if not sites:
+            return []
+        scope = self.scope_of(node.fid, node.self_cls, node.consts)
+        mod = self.p.module(split_id(node.fid)[0])
+        out = []
+        for site in sites:
+            text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
+            cond = Condition(mod.path if mod else "", site.line, text, ("unknown", text), True)
+            out += [(Node(hv.id, None), (cond,)) for hv in ordered(self.p.eval(site.args[0], scope))
+                    if isinstance(hv, Func) and self.p.function(hv.id) is not None]
+        return out
 
     def _self_facts(self, node: Node, conds: tuple) -> list:
         """Each condition of ``node``'s own guards as (expression with its ``self`` spelled ``<self>``, the

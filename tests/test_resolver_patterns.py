@@ -331,3 +331,32 @@ def test_a_forward_hook_the_models_method_registers_is_walked_under_its_conditio
     assert hit.severity == "warning"
     assert [c.text for c in hit.conditions] == [
         "`Model.enable_input_require_grads` registered it as a module hook before compiling"]
+
+
+def test_a_hook_registered_while_tracing_is_walked_under_its_condition(run_scan, tmp_path):
+    """transformers' output capturing: the traced code registers a forward hook on a submodule; the hook
+    runs when that module is called afterwards."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        def install(module):
+            def capture(mod, args, output):
+                os.path.exists("/capture")
+            module.register_forward_hook(capture)
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                install(self.layer)
+                return self.layer(x)
+
+        m = torch.compile(Model(), fullgraph=True)
+    ''')
+    (hit,) = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert hit.severity == "warning" and hit.trace[-1].qualname == "install.<locals>.capture"
+    assert [c.text for c in hit.conditions] == ["the module that `m.install` hooks is called after the hook is "
+                                                "registered"]

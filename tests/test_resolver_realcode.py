@@ -165,3 +165,13 @@ def test_a_hook_a_models_method_registers_runs_in_its_forward(walked):
     inside LlamaModel.forward's `self.embed_tokens(...)`, where Dynamo traced it (the training variant)."""
     assert "transformers.modeling_utils:PreTrainedModel.enable_input_require_grads.<locals>.make_inputs_require_grads" \
         in walked["llama"]
+
+
+def test_a_hook_the_traced_code_registers_runs_at_the_hooked_modules_calls(walked):
+    """utils/output_capturing.py: the wrapper @capture_outputs puts around LlamaModel.forward installs
+    `install_output_capuring_hook.<locals>.output_capturing_hook` on the decoder layers
+    (`module.register_forward_hook(output_capturing_hook)`) while the forward runs; each layer's call then
+    runs it (Dynamo traced it, and CompileableContextVar.get inside it, in the output_attentions variant)."""
+    assert "transformers.utils.output_capturing:install_output_capuring_hook.<locals>.output_capturing_hook" \
+        in walked["llama"]
+    assert "transformers.utils.output_capturing:CompileableContextVar.get" in walked["llama"]
