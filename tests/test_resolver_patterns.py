@@ -360,3 +360,36 @@ def test_a_hook_registered_while_tracing_is_walked_under_its_condition(run_scan,
     assert hit.severity == "warning" and hit.trace[-1].qualname == "install.<locals>.capture"
     assert [c.text for c in hit.conditions] == ["the module that `m.install` hooks is called after the hook is "
                                                 "registered"]
+
+
+def test_a_setter_stores_the_arguments_the_class_passes_it(run_scan, tmp_path):
+    """diffusers' Attention.set_processor: `self.processor = processor` with `processor: "Base"`; the class's
+    own `self.set_processor(Fast() if ok else Base())` says which objects it holds."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def __call__(self, x):
+                return x
+
+        class Fast(Base):
+            def __call__(self, x):
+                os.path.exists("/fast")
+                return x
+
+        class Attention(torch.nn.Module):
+            def __init__(self, ok=True):
+                super().__init__()
+                processor = Fast() if ok else Base()
+                self.set_processor(processor)
+
+            def set_processor(self, processor: "Base") -> None:
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        m = torch.compile(Attention(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Fast.__call__"]

@@ -175,3 +175,12 @@ def test_a_hook_the_traced_code_registers_runs_at_the_hooked_modules_calls(walke
     assert "transformers.utils.output_capturing:install_output_capuring_hook.<locals>.output_capturing_hook" \
         in walked["llama"]
     assert "transformers.utils.output_capturing:CompileableContextVar.get" in walked["llama"]
+
+
+def test_a_setter_method_stores_what_the_class_passes_it(walked):
+    """diffusers models/attention_processor.py: Attention.__init__ picks `processor = AttnProcessor2_0() if
+    hasattr(F, "scaled_dot_product_attention") and self.scale_qk else AttnProcessor()` and calls
+    `self.set_processor(processor)`, whose `self.processor = processor` (line 553) is annotated with the base
+    "AttnProcessor"; Attention.forward's `self.processor(self, ...)` (line 607) runs what was passed --
+    AttnProcessor2_0.__call__, which Dynamo traced in SD3's joint attention blocks."""
+    assert "diffusers.models.attention_processor:AttnProcessor2_0.__call__" in walked["sd3"]

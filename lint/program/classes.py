@@ -225,7 +225,11 @@ class ClassMixin:
                 mod = split_id(cid)[0]
                 for expr, method_qual in c.self_attrs[name]:
                     mid = f"{mod}:{method_qual}"
-                    got = self.eval(expr, Scope(mod, self.function(mid), mid, inst.cls))
+                    fs = self.function(mid)
+                    got = self.eval(expr, Scope(mod, fs, mid, inst.cls))
+                    if expr[0] == "name" and fs is not None and expr[1] in fs.params[1:] and fs.name != "__init__":
+                        # what the class passes its setter, before the parameter's declared type
+                        got = self._setter_arguments(mro, method_qual, fs, expr[1], inst) or got
                     if method_qual.endswith(".__init_subclass__") and first and first[0] == "method":
                         got = self._subclass_wrapped(first, got, inst)
                     vals |= got
@@ -253,6 +257,38 @@ class ClassMixin:
                 return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
             return frozenset({fv})
         return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload)) | self._classmethod_stores(mro, name)
+
+    def _setter_arguments(self, mro: list, setter_qual: str, setter, param: str, inst: Instance) -> frozenset:
+        """What a setter method stores (``def set_processor(self, processor): self.processor = processor``):
+        the arguments the class's own methods pass it through ``self`` (diffusers' ``Attention.__init__``:
+        ``processor = AttnProcessor2_0() if ... else AttnProcessor()``, then ``self.set_processor(processor)``)."""
+        key = ("setter", inst.cls, setter_qual, param)
+        if key in self._mro_memo:
+            return self._mro_memo[key]
+        self._mro_memo[key] = EMPTY  # a setter whose argument reads the attribute it sets: no recursion
+        method = setter_qual.rsplit(".", 1)[-1]
+        index = setter.params.index(param) - 1  # the call's positional index (after self)
+        out: set = set()
+        for cid in mro:
+            c = self.klass(cid) if ":" in cid else None
+            if c is None:
+                continue
+            mod = split_id(cid)[0]
+            for qual in c.methods.values():
+                mid = f"{mod}:{qual}"
+                fs = self.function(mid)
+                if fs is None or not fs.params:
+                    continue
+                for site in fs.calls:
+                    if site.func != ("attr", ("name", fs.params[0]), method):
+                        continue
+                    arg = next((v for k, v in site.kwargs if k == param), None)
+                    if arg is None and index < len(site.args) and site.args[index][0] != "starred":
+                        arg = site.args[index]
+                    if arg is not None:
+                        out |= self.eval(arg, Scope(mod, fs, mid, inst.cls))
+        res = self._mro_memo[key] = frozenset(v for v in out if not isinstance(v, Unknown))
+        return res
 
     def _classmethod_stores(self, mro: list, name: str) -> frozenset:
         """What ``cls.name = value`` in a classmethod stores: the class attribute changes when it runs (the
