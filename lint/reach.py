@@ -794,9 +794,21 @@ class Reach(ImplicitCallsMixin):
                 mode = "trace"
         loader = node.loader or (fv.id if "cached" in fv.flags else None)
         consts = self._const_args(act, node, fv)
-        children = [Node(fv.id, fv.self_cls, mode, loader, consts)]
+        children = [Node(fv.id, fv.self_cls or self._self_passed(act, node, fv), mode, loader, consts)]
         children += [Node(w, self._wrapper_self(w, fv), mode, loader) for w in fv.wrappers]
         return children
+
+    def _self_passed(self, act: Action, node: Node, fv: Func) -> Optional[str]:
+        """The class of the instance a call passes as ``self`` to a plain function whose first parameter is
+        ``self`` (transformers' experts implementations: ``experts_forward(self, *args, **kwargs)`` calls
+        ``grouped_mm_experts_forward(self, ...)``, which reads ``self._apply_gate``)."""
+        f = self.p.function(fv.id)
+        if f is None or f.class_name is not None or f.params[:1] != ("self",) or not act.args or \
+                act.args[0][0] == "starred":
+            return None
+        vals = self.p.eval(act.args[0], self.scope_of(node.fid, node.self_cls, node.consts))
+        classes = {v.cls for v in vals if isinstance(v, Instance)}
+        return next(iter(classes)) if len(classes) == 1 and len(vals) == 1 else None
 
     def _wrapper_self(self, wid: str, fv: Func) -> Optional[str]:
         """The class bound to a method wrapper's ``self`` (``def forward_with_checkpointing(self, *args)``

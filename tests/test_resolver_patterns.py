@@ -393,3 +393,26 @@ def test_a_setter_stores_the_arguments_the_class_passes_it(run_scan, tmp_path):
         m = torch.compile(Attention(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Fast.__call__"]
+
+
+def test_a_plain_function_called_with_an_instance_as_self_reads_its_members(run_scan, tmp_path):
+    """transformers' experts implementations are module functions `def grouped_mm(self, x)` called as
+    `impl(self, x)` from a method: `self.gate(...)` in them is the instance's."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        def grouped_mm(self, x):
+            return self.gate(x)
+
+        class Experts(torch.nn.Module):
+            def gate(self, x):
+                os.path.exists("/gate")
+                return x
+
+            def forward(self, x):
+                return grouped_mm(self, x)
+
+        m = torch.compile(Experts(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Experts.gate"]

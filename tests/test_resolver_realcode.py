@@ -184,3 +184,10 @@ def test_a_setter_method_stores_what_the_class_passes_it(walked):
     "AttnProcessor"; Attention.forward's `self.processor(self, ...)` (line 607) runs what was passed --
     AttnProcessor2_0.__call__, which Dynamo traced in SD3's joint attention blocks."""
     assert "diffusers.models.attention_processor:AttnProcessor2_0.__call__" in walked["sd3"]
+
+
+def test_self_passed_to_a_plain_function_is_that_instance(walked):
+    """integrations/moe.py: the experts wrapper's `experts_forward(self, *args, **kwargs)` calls
+    grouped_mm_experts_forward (a module-level function whose first parameter is `self`), which calls
+    `self._apply_gate(...)` (line 501): the `_default_apply_gate` the class decorator stored on MixtralExperts."""
+    assert "transformers.integrations.moe:_default_apply_gate" in walked["mixtral"]
