@@ -595,27 +595,25 @@ class Reach(ImplicitCallsMixin):
         deferred: list = []
         while queue:
             visit(queue.popleft(), True, deferred)
+        def enter(extra: list) -> None:
+            """Walk from ``extra`` (node, conditions) entries not yet reached, under their conditions."""
+            for n, conds in extra:
+                if n not in parent:
+                    parent[n] = None
+                    conds_of[n] = conds
+                    queue.append(n)
+            while queue:
+                visit(queue.popleft(), False, deferred)
+
         # phase 2: what only some traces meet, each under the conditions on its path
-        for n, conds in entries:
-            if n not in parent:
-                parent[n] = None
-                conds_of[n] = conds
-                queue.append(n)
-        while queue:
-            visit(queue.popleft(), False, deferred)
+        enter(entries)
         for node, step, what, act, conds in deferred:
             take(node, step, what, act, conds_of[node] + conds)
             while queue:
                 visit(queue.popleft(), False, deferred)
         # phase 3: the module hooks the traced code itself registers (transformers' output capturing installs
         # `output_capturing_hook` on the layers while the forward runs): they run at those modules' calls
-        for n, conds in [h for node in list(parent) for h in self._hooks_registered_in(node)]:
-            if n not in parent:
-                parent[n] = None
-                conds_of[n] = conds
-                queue.append(n)
-            while queue:
-                visit(queue.popleft(), False, deferred)
+        enter([h for node in list(parent) for h in self._hooks_registered_in(node)])
         return findings + _fold_alternatives(findings, redo)
 
     def _hooks_registered_in(self, node: Node) -> list:
