@@ -37,6 +37,7 @@ from .exprtext import source as source_text
 from .findings import ALTERNATIVE, ARGUMENT_PASSED, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
 from .implicit import IMPLICIT, ImplicitCallsMixin, builtin_name
 from .program import Program, Scope, dotted, split_id
+from .program.evaluate import tensor_valued
 from .regions import Region
 from .ruledef import BREAK, NOTE, SILENT
 from .summary import Guard
@@ -184,9 +185,9 @@ class Reach(ImplicitCallsMixin):
         if k == "cmp":
             if len(cond[2]) != 1 or cond[2][0][0] not in ("Eq", "NotEq", "Lt", "LtE", "Gt", "GtE"):
                 return False
-            return _is_tensor(self.p.eval(cond[1], scope)) or _is_tensor(self.p.eval(cond[2][0][1], scope))
+            return tensor_valued(self.p.eval(cond[1], scope)) or tensor_valued(self.p.eval(cond[2][0][1], scope))
         if k in ("name", "attr", "call", "sub"):
-            return _is_tensor(self.p.eval(cond, scope))
+            return tensor_valued(self.p.eval(cond, scope))
         return False
 
     def _call_actions(self, site, scope: Scope) -> list:
@@ -618,18 +619,24 @@ class Reach(ImplicitCallsMixin):
 
     def _hooks_registered_in(self, node: Node) -> list:
         """[(hook node, (Condition,))] for each module hook ``node``'s function registers."""
-        f = self.p.function(node.fid)
+        text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
+        return [(Node(hook, None), (cond,)) for hook, cond in self._hook_registrations(
+            node.fid, lambda: self.scope_of(node.fid, node.self_cls, node.consts), text)]
+
+    def _hook_registrations(self, fid: str, scope_of, text: str) -> list:
+        """[(hook function id, Condition(text))] for each ``x.register_forward_hook(fn)`` (or ``_pre_hook``) in
+        function ``fid``, ``fn`` evaluated in ``scope_of()``."""
+        f = self.p.function(fid)
         sites = [s for s in (f.calls if f is not None else ()) if s.func[0] == "attr"
                  and s.func[2] in _HOOK_REGISTRATIONS and s.args]
         if not sites:
             return []
-        scope = self.scope_of(node.fid, node.self_cls, node.consts)
-        mod = self.p.module(split_id(node.fid)[0])
+        scope = scope_of()
+        mod = self.p.module(split_id(fid)[0])
         out = []
         for site in sites:
-            text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
             cond = Condition(mod.path if mod else "", site.line, text, ("unknown", text), True)
-            out += [(Node(hv.id, None), (cond,)) for hv in ordered(self.p.eval(site.args[0], scope))
+            out += [(hv.id, cond) for hv in ordered(self.p.eval(site.args[0], scope))
                     if isinstance(hv, Func) and self.p.function(hv.id) is not None]
         return out
 
@@ -692,18 +699,11 @@ class Reach(ImplicitCallsMixin):
             if c is None:
                 continue
             mod = split_id(c_id)[0]
-            m = self.p.module(mod)
             for qual in c.methods.values():
                 fid = f"{mod}:{qual}"
-                fs = self.p.function(fid)
-                for site in (fs.calls if fs is not None else ()):
-                    if site.func[0] != "attr" or site.func[2] not in _HOOK_REGISTRATIONS or not site.args:
-                        continue
-                    text = f"`{qual}` registered it as a module hook before compiling"
-                    cond = Condition(m.path if m else "", site.line, text, ("unknown", text), True)
-                    for hv in ordered(self.p.eval(site.args[0], Scope(mod, fs, fid, cid))):
-                        if isinstance(hv, Func) and self.p.function(hv.id) is not None:
-                            out.append((hv.id, cond))
+                out += self._hook_registrations(
+                    fid, lambda fid=fid: Scope(mod, self.p.function(fid), fid, cid),
+                    f"`{qual}` registered it as a module hook before compiling")
         self._hooks_memo[cid] = out = sorted(set(out), key=lambda hc: (hc[0], hc[1].line))
         return out
 
@@ -1070,11 +1070,6 @@ def _closed_functions(fv: Func) -> tuple:
         return frozenset(out)
 
     return tuple((k, fs) for k, vs in (fv.closure or ()) if (fs := functions(vs)))
-
-
-def _is_tensor(vals: frozenset) -> bool:
-    """Every value is a tensor (``model.tensor_type``)."""
-    return bool(vals) and all(isinstance(v, ExternalInstance) and model.tensor_type(v.type) for v in vals)
 
 
 def _self_fact(c: Condition, me: Optional[str]) -> tuple:

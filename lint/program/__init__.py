@@ -57,6 +57,7 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         # paths only (flashinfer_api returns the function itself unless FLASHINFER_LOGLEVEL was set at import)
         self.conditional_wrappers: dict = {}
         self._mro_memo: dict = {}
+        self._decorating = 0  # class decorators being evaluated (ClassMixin.decorator_stores)
         self._active: set = set()
         self._subclass_memo: dict = {}
         self._value_sets: dict = {}  # interned value sets (_interned)

@@ -115,6 +115,15 @@ class ClassMixin:
         if key in self._mro_memo:
             return self._mro_memo[key]
         self._mro_memo[key] = {}  # the stored values may read the class's own members: no recursion
+        self._decorating += 1
+        try:
+            out = self._decorator_stores(cid)
+        finally:
+            self._decorating -= 1
+        self._mro_memo[key] = out
+        return out
+
+    def _decorator_stores(self, cid: str) -> dict:
         c = self.klass(cid) if ":" in cid else None
         out: dict = {}
         mod = split_id(cid)[0]
@@ -135,20 +144,33 @@ class ClassMixin:
                     for param, attr, expr in fs.param_stores:
                         if param == fs.params[0]:
                             out[attr] = out.get(attr, frozenset()) | self.eval(expr, scope)
-        self._mro_memo[key] = out
         return out
 
-    def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
-        for c_id in self.mro(cid):  # a decorator's store replaces the member of the class it decorates
+    def _decorated_members(self, cid: str) -> dict:
+        """{name: values} of the members class decorators replace along ``cid``'s MRO: a class's own member
+        hides what a decorator stores on a class after it in the MRO."""
+        key = ("decorated members", cid)
+        if key in self._mro_memo:
+            return self._mro_memo[key]
+        out: dict = {}
+        hidden: set = set()
+        for c_id in self.mro(cid):
             c = self.klass(c_id) if ":" in c_id else None
             if c is None:
                 continue
-            stored = self.decorator_stores(c_id).get(name) if c.decorators else None
-            if stored:
-                return frozenset(Func(v.id, inst.cls, v.flags, v.wrappers, v.closure)
-                                 if isinstance(v, Func) and inst is not None else v for v in stored)
-            if name in c.methods or name in c.class_attrs:
-                break
+            for name, vals in (self.decorator_stores(c_id).items() if c.decorators else ()):
+                if name not in hidden and name not in out and vals:
+                    out[name] = vals
+            hidden |= set(c.methods) | set(c.class_attrs)
+        if not self._decorating:  # asked from inside a decorator's evaluation, some stores are not known yet
+            self._mro_memo[key] = out
+        return out
+
+    def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
+        stored = self._decorated_members(cid).get(name)
+        if stored:  # a decorator's store replaces the member of the class it decorates
+            return frozenset(Func(v.id, inst.cls, v.flags, v.wrappers, v.closure)
+                             if isinstance(v, Func) and inst is not None else v for v in stored)
         res = self._member_in(self.mro(cid), name, inst)
         if inst is not None and self._abstract(res) and (res or self._is_abstract_class(cid)):
             # an abstract method or an attribute only subclasses define: dispatch to every implementation

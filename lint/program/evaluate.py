@@ -44,7 +44,8 @@ _NUMBER_OPS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "
 _TENSOR_ARITHMETIC = frozenset({"Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "MatMul"})
 
 
-def _all_tensors(vals: frozenset) -> bool:
+def tensor_valued(vals: frozenset) -> bool:
+    """Every value is a tensor (``model.tensor_type``)."""
     return bool(vals) and all(isinstance(v, ExternalInstance) and model.tensor_type(v.type) for v in vals)
 
 
@@ -286,7 +287,7 @@ class EvaluatorMixin:
                     folded = _arithmetic(e[1], a.value, b.value)
                     if folded is not None:
                         return frozenset({folded})
-            if e[1] in _TENSOR_ARITHMETIC and (_all_tensors(left) or _all_tensors(right)):
+            if e[1] in _TENSOR_ARITHMETIC and (tensor_valued(left) or tensor_valued(right)):
                 return _TENSOR  # `torch.max(position_ids) + 1` is a tensor: a test on it is data-dependent
             return frozenset({Unknown("binop")})
         if k == "ifexp":
