@@ -416,3 +416,113 @@ def test_a_plain_function_called_with_an_instance_as_self_reads_its_members(run_
         m = torch.compile(Experts(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Experts.gate"]
+
+
+def _write(tmp_path, files: dict):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+_REGISTRY_PKG = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": '''
+        import importlib
+
+        def resolve_obj_by_qualname(qualname):
+            module_name, obj_name = qualname.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            return getattr(module, obj_name)
+    ''',
+    "pkg/impl.py": '''
+        import os
+
+        class FastImpl:
+            def forward(self, x):
+                os.path.exists("/fast")
+                return x
+
+        class SlowImpl:
+            def forward(self, x):
+                return x
+    ''',
+}
+
+
+def test_a_class_named_by_a_constant_dotted_path_is_that_class(run_scan, tmp_path):
+    """vLLM's resolve_obj_by_qualname: `qualname.rsplit(".", 1)` folds on a constant, `importlib.import_module`
+    of a constant name is that module, `getattr(module, name)` its member: the region calls FastImpl.forward."""
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/model.py": '''
+        import torch
+        from pkg.util import resolve_obj_by_qualname
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impl = resolve_obj_by_qualname("pkg.impl.FastImpl")()
+
+            def forward(self, x):
+                return self.impl.forward(x)
+
+        m = torch.compile(M(), fullgraph=True)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    hits = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert [(f.trace[-1].qualname, f.severity, f.conditions) for f in hits] == [("FastImpl.forward", "error", ())]
+
+
+def test_a_dotted_path_chosen_at_run_time_is_a_condition_the_user_can_decide(run_scan, tmp_path):
+    """A registry of dotted paths read with a key known only at run time: each class it names is one of the
+    call's alternatives (a condition, never certain), and `--assume self.impl=SlowImpl` picks one."""
+    from compile_lint.program.facts import parse_assumption
+
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/model.py": '''
+        import torch
+        from pkg.util import resolve_obj_by_qualname
+
+        BACKENDS = {"fast": "pkg.impl.FastImpl", "slow": "pkg.impl.SlowImpl"}
+
+        class M(torch.nn.Module):
+            def __init__(self, backend: str):
+                super().__init__()
+                self.impl = resolve_obj_by_qualname(BACKENDS[backend])()
+
+            def forward(self, x):
+                return self.impl.forward(x)
+
+        m = torch.compile(M("fast"), fullgraph=True)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    hits = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert [(f.severity, [c.text for c in f.conditions]) for f in hits] == \
+        [("warning", ["`self.impl.forward` is FastImpl.forward (one of 2)"])]
+    chosen = run_scan(tmp_path / "pkg", assume=[parse_assumption("self.impl=SlowImpl")])
+    assert not [f for f in chosen.findings if f.callee == "os.path.exists"]
+
+
+def test_import_module_resolves_relative_names_and_a_module_getattr_serves_missing_names(run_scan, tmp_path):
+    """`importlib.import_module(".impl", __package__)` is pkg.impl; a name a module does not bind is what its
+    PEP 562 `__getattr__(name)` returns (vLLM's `current_platform`, made on first access)."""
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/platforms.py": '''
+        import importlib
+
+        _current = None
+
+        def __getattr__(name):
+            global _current
+            if name == "current_impl":
+                if _current is None:
+                    _current = getattr(importlib.import_module(".impl", __package__), "FastImpl")()
+                return _current
+            raise AttributeError(name)
+    ''', "pkg/model.py": '''
+        import torch
+        from pkg.platforms import current_impl
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            return current_impl.forward(x)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["FastImpl.forward"]

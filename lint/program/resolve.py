@@ -173,6 +173,12 @@ class ResolverMixin:
             return frozenset({External(model.normalize(f"{outside[0]}.{name}"))})
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
+        if not typing and (getattr_fn := self._module_getattr(mod, m)) is not None:
+            # PEP 562: a name the module does not bind is what its own `__getattr__(name)` returns (vLLM's
+            # `current_platform`, made on first access from the detected platform's dotted path)
+            got = self.call(getattr_fn, (("__value__", frozenset({Const(name)})),), (), Scope(mod))
+            if got and not all(isinstance(v, Unknown) for v in got):
+                return got
         if not typing and m.is_package:
             # the lazy-module idiom (transformers, diffusers: `if TYPE_CHECKING: from .moe import
             # use_experts_implementation` / `else: sys.modules[__name__] = _LazyModule(...)`): what a package
@@ -181,6 +187,15 @@ class ResolverMixin:
             if r and not all(isinstance(v, Unknown) for v in r):
                 return r
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def _module_getattr(self, mod: str, m) -> Optional[Func]:
+        """The module's top-level ``def __getattr__(name)``, if it has one."""
+        if "__getattr__" not in m.bindings:
+            return None
+        for v in self.resolve_global(mod, "__getattr__"):
+            if isinstance(v, Func) and v.id == f"{mod}:__getattr__":
+                return v
+        return None
 
     def _guarded_rebinding(self, before: set, vals, guards, name: str, scope: Scope, preds) -> set:
         """A top-level binding under guards.  Where each guard is decided to hold or tests the name itself,

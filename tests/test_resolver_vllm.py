@@ -1,0 +1,83 @@
+"""Issue [C] on vLLM 0.33.0 (PyPI): registries keyed by dotted-path strings.  vLLM resolves classes from
+strings everywhere (``vllm/utils/import_utils.py: resolve_obj_by_qualname`` = ``rsplit``,
+``importlib.import_module``, ``getattr``), and its ``current_platform`` is made on first access by the package's
+PEP 562 ``__getattr__`` (``vllm/platforms/__init__.py``) from the dotted path of the detected platform
+(``resolve_current_platform_cls_qualname``: one of the built-in plugins, decided at run time).  The LoRA
+punica wrapper is chosen through both: ``vllm/lora/punica_wrapper/punica_selector.py: get_punica_wrapper``
+calls ``current_platform.get_punica_wrapper()`` -- a constant dotted path per platform -- and resolves it.
+
+Which platform runs is the deployment's: each wrapper is one of the call's alternatives (a condition), and
+``--assume current_platform=NvmlCudaPlatform`` (vllm/platforms/cuda.py's class for an NVML machine) picks the
+GPU's.  Nothing is imported."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.program.facts import parse_assumption
+
+pytestmark = pytest.mark.realworld
+
+USER_CODE = '''
+import torch
+from vllm.lora.punica_wrapper.punica_selector import get_punica_wrapper
+
+
+class LoRAStep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.punica = get_punica_wrapper(256, 4, device="cuda")
+
+    def forward(self, y, x, lora_a, lora_b):
+        return self.punica.add_lora_linear(y, x, lora_a, lora_b, 1.0, (8,))
+
+
+step = torch.compile(LoRAStep(), fullgraph=True)
+'''
+WRAPPERS = {"PunicaWrapperGPU.add_lora_linear", "PunicaWrapperCPU.add_lora_linear",
+            "PunicaWrapperXPU.add_lora_linear"}
+
+
+@pytest.fixture(scope="module")
+def vllm_scan(tmp_path_factory):
+    from realworld.pypi_fixtures import FixtureUnavailable, fetch
+
+    try:
+        site = fetch("vllm", "0.33.0")
+    except FixtureUnavailable as e:
+        pytest.skip(f"vllm 0.33.0 unavailable: {e}")
+    work = tmp_path_factory.mktemp("vllm-user")
+    (work / "user_lora.py").write_text(textwrap.dedent(USER_CODE))
+    cache = tmp_path_factory.mktemp("summaries")
+
+    def run(*facts: str):
+        return scan(ScanOptions(paths=[work / "user_lora.py"], search_path=[site], use_environment=False,
+                                cache_dir=cache, assume=[parse_assumption(f) for f in facts]))
+    return run
+
+
+def _entered(result) -> set:
+    """The second frame of each finding's path: the wrapper method the compiled forward entered."""
+    return {f.trace[1].qualname for f in result.findings if len(f.trace) > 1}
+
+
+def test_the_platforms_dotted_paths_name_the_wrappers_each_a_condition(vllm_scan):
+    result = vllm_scan()
+    assert "PunicaWrapperGPU.add_lora_linear" in _entered(result) <= WRAPPERS
+    gpu = [f for f in result.findings if f.trace[1:2] and f.trace[1].qualname == "PunicaWrapperGPU.add_lora_linear"
+           and f.severity != "note"]
+    assert gpu
+    for f in gpu:  # which platform vLLM detects is the deployment's: never certain
+        assert f.severity == "warning"
+        assert "`self.punica.add_lora_linear` is PunicaWrapperGPU.add_lora_linear (one of 3)" in \
+            [c.text for c in f.conditions], f.conditions
+
+
+def test_assuming_the_platform_picks_its_wrapper(vllm_scan):
+    result = vllm_scan("current_platform=NvmlCudaPlatform")
+    assert _entered(result) == {"PunicaWrapperGPU.add_lora_linear"}
+    assert not any("one of 3" in c.text for f in result.findings for c in f.conditions)
+    assert any("chose NvmlCudaPlatform" in line for line in result.stats["facts"]), result.stats["facts"]
