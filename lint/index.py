@@ -435,7 +435,7 @@ class Indexer:
             for d in st.decorator_list:
                 self.collect(d, fn, guards, in_try)
             accessor = _property_accessor(st)
-            qual = self.function(st, fn, cls, accessor)
+            qual = self.function(st, fn, cls, accessor, self._branch_def_suffix(st, at_module, guards))
             if cls is not None and accessor is None:
                 cls.methods[st.name] = qual
             elif at_module:
@@ -750,14 +750,27 @@ class Indexer:
         return _Func(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
                      self._may_declare_global)
 
-    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None) -> str:
+    def _branch_def_suffix(self, st, at_module: bool, guards: tuple) -> str:
+        """A module-level function defined again under another branch (``if FLEX: def _call(...)`` / ``else: def
+        _call(...)``) is a function of its own, ``_call@LINE``: either may be the one bound at run time, so the
+        resolver keeps both, each under its branch's guards.  An unguarded redefinition (``@overload`` stubs
+        before the real ``def``) replaces the earlier one, as it does in Python."""
+        if not at_module:
+            return ""
+        earlier = [b for b in self.m.bindings.get(st.name, ()) if b.kind == "def"]
+        if earlier and (guards or any(b.guards for b in earlier)):
+            return f"@{st.lineno}"
+        return ""
+
+    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None,
+                 suffix: str = "") -> str:
         if cls is not None:
             # a property's setter / deleter is a function of its own: the name stays the getter's
             qual = f"{cls.qualname}.{node.name}" + (f".<{accessor}>" if accessor else "")
         elif parent_fn.s.qualname != "<module>":
             qual = f"{parent_fn.s.qualname}.<locals>.{node.name}"
         else:
-            qual = node.name
+            qual = node.name + suffix
         fn = self._new_func(qual, node.name, node, self._params(node.args, parent_fn), parent_fn, cls)
         fn.s.decorators = tuple(self.conv(d, parent_fn) for d in node.decorator_list)
         fn.s.returns_annotation = self.conv(node.returns, parent_fn) if node.returns is not None else None

@@ -526,3 +526,105 @@ def test_import_module_resolves_relative_names_and_a_module_getattr_serves_missi
     '''})
     result = run_scan(tmp_path / "pkg")
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["FastImpl.forward"]
+
+
+def test_a_function_defined_in_two_branches_is_each_under_its_branch(run_scan, tmp_path):
+    """`if FLEX: def _call(...)` / `else: def _call(...)`: both functions are kept (the second as `_call@LINE`),
+    and the hazard in one is reached only if its branch is the one that ran; an unguarded redefinition (an
+    `@overload` stub before the real def) is replaced, as in Python."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+        from typing import overload
+
+        FLEX = os.environ.get("FLEX") == "1"
+
+        if FLEX:
+            def _call(x):
+                os.path.exists("/flex")
+                return x
+        else:
+            def _call(x):
+                return x
+
+        @overload
+        def g(x: int) -> int: ...
+        def g(x):
+            os.path.exists("/g")
+            return x
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            return g(_call(x))
+    ''')
+    got = {(f.trace[-1].qualname, f.severity, tuple(c.text for c in f.conditions))
+           for f in result.findings if f.callee == "os.path.exists"}
+    assert got == {("_call", "warning", ("`_call` is the _call defined if FLEX (one of 2)",)), ("g", "error", ())}
+
+
+def test_star_imports_under_two_branches_are_each_a_condition(run_scan, tmp_path):
+    """`if BACKEND == "torch": from .torch_impl import *` / `else: from .triton_impl import *`: the name may come
+    from either module (one of 2, named by module); `--env` decides the branch."""
+    from compile_lint.program.facts import parse_env
+
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/torch_impl.py": '''
+            import os
+
+            def kernel(x):
+                os.path.exists("/t")
+                return x
+        ''',
+        "pkg/triton_impl.py": '''
+            def kernel(x):
+                return x
+        ''',
+        "pkg/ops.py": '''
+            import os
+
+            BACKEND = os.environ.get("PKG_BACKEND", "triton")
+            if BACKEND == "torch":
+                from .torch_impl import *
+            else:
+                from .triton_impl import *
+        ''',
+        "pkg/model.py": '''
+            import torch
+            from pkg.ops import kernel
+
+            @torch.compile(fullgraph=True)
+            def f(x):
+                return kernel(x)
+        ''',
+    })
+    result = run_scan(tmp_path / "pkg")
+    assert [(f.severity, [c.text for c in f.conditions]) for f in result.findings if f.callee == "os.path.exists"] \
+        == [("warning", ["`kernel` is pkg.torch_impl.kernel (one of 2)"])]
+    torch_backend = run_scan(tmp_path / "pkg", env=[parse_env("PKG_BACKEND=torch")])
+    assert [f.severity for f in torch_backend.findings if f.callee == "os.path.exists"] == ["error"]
+    triton_backend = run_scan(tmp_path / "pkg", env=[parse_env("PKG_BACKEND=triton")])
+    assert not [f for f in triton_backend.findings if f.callee == "os.path.exists"]
+
+
+def test_a_function_that_compiles_its_parameter_compiles_what_the_callers_pass(run_scan, tmp_path):
+    """`def _compiled(self, fn): return torch.compile(fn, fullgraph=True)` called as `self._compiled(self.run)`
+    makes `run` a region (vLLM's CustomOp.maybe_compile(self.forward_native))."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Runner:
+            def _compiled(self, fn):
+                return torch.compile(fn, fullgraph=True)
+
+            def run(self, x):
+                os.path.exists("/x")
+                return x
+
+            def setup(self):
+                self.step = self._compiled(self.run)
+    ''')
+    assert [(r.qualname, r.fullgraph) for r in result.regions] == [("Runner.run", True)]
+    assert [(f.trace[-1].qualname, f.severity) for f in result.findings if f.callee == "os.path.exists"] == \
+        [("Runner.run", "error")]

@@ -147,8 +147,12 @@ class ResolverMixin:
                     out = self._stored(out, b, mod)
         if out:
             return frozenset(out)
+        # `from m import *`, in order: one that always runs replaces what an earlier one bound; one under a
+        # branch (`if BACKEND == "torch": from .torch_impl import *` / `else: from .triton_impl import *`) may
+        # have run, and adds to it
+        starred: set = set()
         for star_mod, guards in m.star_imports:
-            if not self.guards_may_hold(guards, scope):
+            if not self.guards_may_hold(guards, scope, preds):
                 continue
             sm = self.module(star_mod)
             if sm is None:
@@ -159,7 +163,12 @@ class ResolverMixin:
             ):
                 r = self.resolve_global(star_mod, name)
                 if r and not all(isinstance(v, Unknown) for v in r):
-                    return r
+                    if all(self.truth(g.cond, scope, preds) == g.polarity for g in guards):
+                        starred = set(r)  # runs every time (or under TYPE_CHECKING, read as a type checker)
+                    else:
+                        starred |= r
+        if starred:
+            return frozenset(starred)
         if m.is_package:
             sub = f"{mod}.{name}"
             if self.locator.find(sub) is not None:

@@ -1,4 +1,6 @@
-"""Issue [C] on vLLM 0.33.0 (PyPI): registries keyed by dotted-path strings.  vLLM resolves classes from
+"""Issue [C] on the inference engines' own code (PyPI sources; nothing is imported).
+
+vLLM 0.33.0: registries keyed by dotted-path strings.  vLLM resolves classes from
 strings everywhere (``vllm/utils/import_utils.py: resolve_obj_by_qualname`` = ``rsplit``,
 ``importlib.import_module``, ``getattr``), and its ``current_platform`` is made on first access by the package's
 PEP 562 ``__getattr__`` (``vllm/platforms/__init__.py``) from the dotted path of the detected platform
@@ -8,7 +10,12 @@ calls ``current_platform.get_punica_wrapper()`` -- a constant dotted path per pl
 
 Which platform runs is the deployment's: each wrapper is one of the call's alternatives (a condition), and
 ``--assume current_platform=NvmlCudaPlatform`` (vllm/platforms/cuda.py's class for an NVML machine) picks the
-GPU's.  Nothing is imported."""
+GPU's.
+
+sglang 0.5.9: functions defined in both branches of a module-level ``if`` (``sglang/srt/layers/quantization/
+fp8_kernel.py``: ``scaled_fp8_quant`` under ``if _is_hip:`` at line 1575, a native-PyTorch fallback, and under
+``else:`` at line 1625, the CUDA kernels' wrapper).  Both are kept, each one of the call's alternatives named by
+its branch; ``--target-arch`` decides ``_is_hip`` and leaves the CUDA one."""
 from __future__ import annotations
 
 import textwrap
@@ -81,3 +88,70 @@ def test_assuming_the_platform_picks_its_wrapper(vllm_scan):
     assert _entered(result) == {"PunicaWrapperGPU.add_lora_linear"}
     assert not any("one of 3" in c.text for f in result.findings for c in f.conditions)
     assert any("chose NvmlCudaPlatform" in line for line in result.stats["facts"]), result.stats["facts"]
+
+
+FP8_USER_CODE = """
+import torch
+from sglang.srt.layers.quantization.fp8_kernel import scaled_fp8_quant
+
+
+@torch.compile(fullgraph=True)
+def quantize(x):
+    return scaled_fp8_quant(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def fp8_scan(tmp_path_factory):
+    from realworld.pypi_fixtures import FixtureUnavailable, site_root
+
+    try:
+        site = site_root("seed")
+    except FixtureUnavailable as e:
+        pytest.skip(f"sglang 0.5.9 unavailable: {e}")
+    work = tmp_path_factory.mktemp("fp8-user")
+    (work / "user_fp8.py").write_text(textwrap.dedent(FP8_USER_CODE))
+    cache = tmp_path_factory.mktemp("summaries")
+
+    def run(**kw):
+        from compile_lint.graph import build_graph
+
+        options = ScanOptions(paths=[work / "user_fp8.py"], search_path=[site], use_environment=False,
+                              cache_dir=cache, **kw)
+        return scan(options), build_graph(options)
+    return run
+
+
+def test_a_function_defined_in_both_branches_keeps_both(fp8_scan):
+    result, graph = fp8_scan()
+    assert sorted(graph["user_fp8.quantize"]) == [
+        "sglang.srt.layers.quantization.fp8_kernel.scaled_fp8_quant",
+        "sglang.srt.layers.quantization.fp8_kernel.scaled_fp8_quant@1625"]
+    conds = {c.text for f in result.findings for c in f.conditions}
+    assert "`scaled_fp8_quant` is the scaled_fp8_quant defined if not _is_hip (one of 2)" in conds, conds
+
+
+def test_the_target_arch_decides_the_branch(fp8_scan):
+    result, graph = fp8_scan(target_arch="sm90")
+    assert graph["user_fp8.quantize"] == ["sglang.srt.layers.quantization.fp8_kernel.scaled_fp8_quant@1625"]
+    assert not any("one of 2" in c.text for f in result.findings for c in f.conditions)
+
+
+def test_a_function_that_compiles_its_parameter_compiles_what_its_callers_pass(tmp_path_factory):
+    """vLLM 0.33.0 ``vllm/model_executor/custom_op.py``: ``CustomOp.maybe_compile(self, fn)`` returns
+    ``torch.compile(fn, ...)`` (lines 237 and 261), and ``CustomOp.dispatch_forward`` calls it as
+    ``self.maybe_compile(self.forward_native, enable=compile_native)``: the regions compile the ops'
+    ``forward_native`` (RMSNorm's among them), not an unknown parameter."""
+    from realworld.pypi_fixtures import FixtureUnavailable, fetch
+
+    try:
+        site = fetch("vllm", "0.33.0")
+    except FixtureUnavailable as e:
+        pytest.skip(f"vllm 0.33.0 unavailable: {e}")
+    result = scan(ScanOptions(paths=[site / "vllm/model_executor/custom_op.py"], search_path=[site],
+                              use_environment=False, cache_dir=tmp_path_factory.mktemp("summaries")))
+    assert result.coverage.unresolved == [], result.coverage.unresolved
+    by_line = {r.line: {fid for fid, _ in r.entries} for r in result.regions}
+    assert sorted(by_line) == [237, 261]
+    for line in (237, 261):
+        assert "vllm.model_executor.layers.layernorm:RMSNorm.forward_native" in by_line[line]
