@@ -60,6 +60,21 @@ def _may_run_getitem(n: ast.Subscript) -> bool:
         n.slice, (ast.Slice, ast.Tuple))
 
 
+def _makes_instance(value) -> bool:
+    """``super().__new__(cls)`` / ``object.__new__(cls)`` (a summary expression): a new instance of ``cls``."""
+    return value[0] == "call" and value[1][0] == "attr" and value[1][2] == "__new__"
+
+
+def _dotted_name(node) -> Optional[str]:
+    """``obj`` / ``cls._instance`` as text; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted_name(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
+    return None
+
+
 def _const_str(node: ast.AST) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -130,6 +145,8 @@ class _Func:
         self.return_guards: list = []
         self.yields: list = []
         self.locals: dict = {}
+        # in a `__new__`: the names (`obj`, `cls._instance`) bound to the instance it makes (`super().__new__(cls)`)
+        self.new_instances: set = set()
 
     def add_local(self, name: str, expr) -> None:
         self.locals.setdefault(name, []).append(expr)
@@ -317,7 +334,9 @@ class Indexer:
                     self._note_mutating_call(f, fn, n, g)
                     self._note_self_container_add(f, fn, n)
                     stack.append((f.value, g))
-                elif not isinstance(f, ast.Name):
+                elif isinstance(f, ast.Name):
+                    self._note_self_setattr(f, fn, n)
+                else:
                     stack.append((f, g))
                 stack.extend((a, g) for a in n.args)
                 stack.extend((k.value, g) for k in n.keywords)
@@ -411,6 +430,17 @@ class Indexer:
             return
         c = self.classes[owner]
         c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
+
+    def _note_self_setattr(self, f: ast.Name, fn: _Func, call: ast.Call) -> None:
+        """`setattr(self, "impl", Impl())` with a constant name in a method is `self.impl = Impl()`."""
+        owner = fn.s.class_name
+        if f.id != "setattr" or len(call.args) != 3 or call.keywords or not fn.s.params or owner not in self.classes:
+            return
+        obj, name = call.args[0], _const_str(call.args[1])
+        if not (isinstance(obj, ast.Name) and obj.id == fn.s.params[0]) or name is None or not name.isidentifier():
+            return
+        c = self.classes[owner]
+        c.self_attrs[name] = c.self_attrs.get(name, ()) + ((self.conv(call.args[2], fn), fn.s.qualname),)
 
     def _note_mutating_call(self, f: ast.Attribute, fn: _Func, call: ast.Call, g: tuple) -> None:
         if f.attr in _MUTATING_METHODS and isinstance(f.value, ast.Name) and fn.is_global(f.value.id):
@@ -575,6 +605,8 @@ class Indexer:
                 cls.class_attrs[tgt.id] = cls.class_attrs.get(tgt.id, ()) + (value,)
             else:
                 fn.add_local(tgt.id, value)
+                if fn.s.name == "__new__" and _makes_instance(value):
+                    fn.new_instances.add(tgt.id)
                 if tgt.id in fn.global_names:
                     fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
                     # `global lib` / `lib = CDLL(...)` in a function: the module name may hold it afterwards
@@ -593,6 +625,15 @@ class Indexer:
                 self.assign_target(e, part, fn, guards, cls, at_module, st)
         elif isinstance(tgt, ast.Attribute):
             owner = fn.s.class_name
+            made = _dotted_name(tgt.value)
+            if fn.s.name == "__new__" and owner in self.classes and made is not None:
+                # the singleton idiom: `cls._instance = super().__new__(cls)` then `cls._instance.impl = Impl()`
+                # (or `obj = object.__new__(cls)`; `obj.x = v`): a store on the instance `__new__` makes
+                if made in fn.new_instances:
+                    c = self.classes[owner]
+                    c.self_attrs[tgt.attr] = c.self_attrs.get(tgt.attr, ()) + ((value, fn.s.qualname),)
+                if _makes_instance(value):
+                    fn.new_instances.add(f"{made}.{tgt.attr}")
             if (
                 owner is not None
                 and isinstance(tgt.value, ast.Name)

@@ -155,3 +155,40 @@ def test_a_function_that_compiles_its_parameter_compiles_what_its_callers_pass(t
     assert sorted(by_line) == [237, 261]
     for line in (237, 261):
         assert "vllm.model_executor.layers.layernorm:RMSNorm.forward_native" in by_line[line]
+
+
+def _program(site):
+    from compile_lint.cache import SummaryCache
+    from compile_lint.engine import SummaryLoader
+    from compile_lint.program import ModuleLocator, Program
+
+    return Program(ModuleLocator({}, [str(site)]), SummaryLoader(SummaryCache(None)))
+
+
+def test_an_attribute_set_on_the_instance_new_makes_is_an_instance_attribute():
+    """vLLM 0.33.0 ``vllm/model_executor/models/interfaces.py: SupportsQuant.__new__``: ``instance =
+    super().__new__(cls)`` then ``instance.quant_config = cls._find_quant_config(*args, **kwargs)``: every model
+    that mixes SupportsQuant in holds that value, besides the class attribute's ``None``."""
+    from realworld.pypi_fixtures import FixtureUnavailable, fetch
+
+    try:
+        site = fetch("vllm", "0.33.0")
+    except FixtureUnavailable as e:
+        pytest.skip(f"vllm 0.33.0 unavailable: {e}")
+    c = _program(site).klass("vllm.model_executor.models.interfaces:SupportsQuant")
+    assert [(where, value[1][2]) for value, where in c.self_attrs["quant_config"]] == \
+        [("SupportsQuant.__new__", "_find_quant_config")]
+
+
+def test_setattr_with_a_constant_name_on_self_is_an_instance_attribute():
+    """transformers 5.24.0 ``models/esm/modeling_esm.py: EsmRotaryEmbedding.__init__`` line 119:
+    ``setattr(self, "attention_scaling", curr_attention_scaling)`` is ``self.attention_scaling = ...``."""
+    from realcode.env import EnvUnavailable, env_root
+
+    try:
+        site = env_root()
+    except EnvUnavailable as e:
+        pytest.skip(f"the pinned transformers environment is not available: {e}")
+    c = _program(site).klass("transformers.models.esm.modeling_esm:EsmRotaryEmbedding")
+    assert [(where, value) for value, where in c.self_attrs["attention_scaling"]] == \
+        [("EsmRotaryEmbedding.__init__", ("name", "curr_attention_scaling"))]

@@ -628,3 +628,43 @@ def test_a_function_that_compiles_its_parameter_compiles_what_the_callers_pass(r
     assert [(r.qualname, r.fullgraph) for r in result.regions] == [("Runner.run", True)]
     assert [(f.trace[-1].qualname, f.severity) for f in result.findings if f.callee == "os.path.exists"] == \
         [("Runner.run", "error")]
+
+
+def test_stores_on_the_instance_new_makes_and_setattr_with_a_constant_name(run_scan, tmp_path):
+    """A singleton's `__new__` (`cls._instance = super().__new__(cls)`; `cls._instance.impl = Impl()`) and
+    `setattr(self, "impl2", Impl2())` both set instance attributes the compiled forward calls into."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Impl:
+            def run(self, x):
+                os.path.exists("/impl")
+                return x
+
+        class Impl2:
+            def run(self, x):
+                os.path.exists("/impl2")
+                return x
+
+        class Registry:
+            _instance = None
+
+            def __new__(cls):
+                if cls._instance is None:
+                    cls._instance = super().__new__(cls)
+                    cls._instance.impl = Impl()
+                return cls._instance
+
+        class Holder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                setattr(self, "impl2", Impl2())
+
+            def forward(self, x):
+                return self.impl2.run(Registry().impl.run(x))
+
+        m = torch.compile(Holder(), fullgraph=True)
+    ''')
+    assert sorted(f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists") == \
+        ["Impl.run", "Impl2.run"]
