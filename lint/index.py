@@ -457,6 +457,10 @@ class Indexer:
                 # `if cond: return ...` -- what follows runs only when cond is false; after `if cond: raise`
                 # (a validation) it runs on every call that does not fail: assumed to hold
                 guards = guards + (Guard(self.conv(st.test, fn), False, st.lineno, _raises(st.body)),)
+            elif isinstance(st, ast.Assert):
+                # `assert isinstance(layer, RoutedExperts)`: a validation too -- what follows runs only where it
+                # holds (vLLM's MoE-only quant-method helpers return nothing for a linear layer)
+                guards = guards + (Guard(self.conv(st.test, fn), True, st.lineno, True),)
 
     def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
         t = type(st)

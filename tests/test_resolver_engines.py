@@ -192,3 +192,50 @@ def test_setattr_with_a_constant_name_on_self_is_an_instance_attribute():
     c = _program(site).klass("transformers.models.esm.modeling_esm:EsmRotaryEmbedding")
     assert [(where, value) for value, where in c.self_attrs["attention_scaling"]] == \
         [("EsmRotaryEmbedding.__init__", ("name", "curr_attention_scaling"))]
+
+
+def test_sglang_fp4_gemm_registered_by_a_decorator_factory_is_an_op_boundary(tmp_path_factory):
+    """Issue [C]'s acceptance: sglang 0.5.9 + flashinfer 0.6.3 with ``--target-arch sm90`` reports no path through
+    ``fp4_gemm`` into FlashInfer.  ``sglang/srt/layers/quantization/modelopt_quant.py:125`` declares it with
+    ``@register_custom_op(fake_impl=_sglang_fp4_gemm_fake)``: the factory called with arguments returns a
+    decorator that registers a real ``torch.ops.sglang`` op, as the bare ``@register_custom_op`` does."""
+    from realworld.pypi_fixtures import FixtureUnavailable, site_root
+
+    try:
+        site = site_root("seed")
+    except FixtureUnavailable as e:
+        pytest.skip(f"the seed set is unavailable: {e}")
+    result = scan(ScanOptions(paths=[site / "sglang/srt/model_executor/piecewise_cuda_graph_runner.py"],
+                              search_path=[site], use_environment=False, models=["DeepseekV2ForCausalLM"],
+                              target_arch="sm90", cache_dir=tmp_path_factory.mktemp("summaries")))
+    assert result.findings
+    through = [f for f in result.findings if any(fr.qualname == "fp4_gemm" for fr in f.trace)]
+    assert through == [], [[fr.qualname for fr in f.trace] for f in through[:3]]
+
+
+def test_vllm_linear_layers_do_not_dispatch_to_fused_moe_methods(tmp_path_factory):
+    """Issue [C]'s acceptance: vllm 0.33.0 reports no path from a linear layer into a fused-MoE method
+    (``../shared/evidence/realcode-2026-12-01.md`` section 4: ``CohereEagleModel.forward -> ReplicatedLinear.forward
+    -> FusedMoEModularMethod.apply``).  ``vllm/model_executor/layers/linear.py:290`` declares
+    ``self.quant_method: QuantizeMethodBase`` and assigns ``UnquantizedLinearMethod()`` or what
+    ``resolve_quant_method(quant_config, self, prefix)`` returns: the configs' ``get_quant_method`` narrow on the
+    layer with ``isinstance``, ``issubclass(layer_type, LinearBase)`` (QuarkConfig.get_quant_method_target),
+    ``method_cls is UnquantizedFusedMoEMethod`` and ``assert isinstance(layer, RoutedExperts)`` (auto_gptq), and the
+    declared type is only a fallback for what the assignments do not say."""
+    from realworld.pypi_fixtures import FixtureUnavailable, fetch, site_root
+
+    try:
+        vllm_site, fi_site = fetch("vllm", "0.33.0"), site_root("current")
+    except FixtureUnavailable as e:
+        pytest.skip(f"vllm 0.33.0 / flashinfer 0.7.2.post1 unavailable: {e}")
+    result = scan(ScanOptions(paths=[vllm_site / "vllm/model_executor/models/cohere_eagle.py"],
+                              search_path=[vllm_site, fi_site], use_environment=False,
+                              cache_dir=tmp_path_factory.mktemp("summaries")))
+    assert result.findings
+    linear_into_moe = []
+    for f in result.findings:
+        names = [fr.qualname for fr in f.trace]
+        for a, b in zip(names, names[1:]):
+            if a.split(".")[0].endswith("Linear") and a.endswith(".forward") and "MoE" in b:
+                linear_into_moe.append(names)
+    assert linear_into_moe == [], linear_into_moe[:3]

@@ -668,3 +668,100 @@ def test_stores_on_the_instance_new_makes_and_setattr_with_a_constant_name(run_s
     ''')
     assert sorted(f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists") == \
         ["Impl.run", "Impl2.run"]
+
+
+def test_a_quant_method_factory_narrowed_by_the_layer_gives_the_linear_method(run_scan, tmp_path):
+    """vLLM's pattern: `self.quant_method: Base` declared, then assigned what a config's factory returns for
+    this layer; the factory narrows with `issubclass(type(layer), Linear)`, `cls is MoEMethod` and
+    `assert isinstance(layer, Experts)`.  Only the linear method is walked, not every subclass of Base."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def apply(self, x):
+                return x
+
+        class LinearMethod(Base):
+            def apply(self, x):
+                return x
+
+        class MoEMethod(Base):
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Experts(torch.nn.Module):
+            pass
+
+        def moe_only(layer):
+            assert isinstance(layer, Experts)
+            return MoEMethod()
+
+        class Config:
+            def target(self, layer_type):
+                if issubclass(layer_type, Linear):
+                    return LinearMethod
+                return MoEMethod
+
+            def get_quant_method(self, layer):
+                cls = self.target(type(layer))
+                if cls is MoEMethod:
+                    return MoEMethod()
+                return moe_only(layer) or cls()
+
+        class Linear(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.quant_method: Base
+                self.quant_method = config.get_quant_method(self)
+
+            def forward(self, x):
+                return self.quant_method.apply(x)
+
+        m = torch.compile(Linear(Config()), fullgraph=True)
+    ''')
+    assert not [f for f in result.findings if f.callee == "os.path.exists"], \
+        [[fr.qualname for fr in f.trace] for f in result.findings]
+
+
+def test_a_decorator_factory_of_an_op_registration_is_a_boundary(run_scan, tmp_path):
+    """sglang's `@register_custom_op(fake_impl=f)` (the factory called with arguments) registers a real op, as
+    the bare `@register_custom_op` does: Dynamo never traces the body."""
+    _write(tmp_path, {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/utils/__init__.py": "",
+        "sglang/srt/utils/custom_op.py": '''
+            def register_custom_op(fn=None, *, op_name=None, **extra):
+                def decorator(op_func):
+                    return op_func
+                if fn is not None:
+                    return decorator(fn)
+                return decorator
+        ''',
+        "app.py": '''
+            import os
+            import torch
+            from sglang.srt.utils.custom_op import register_custom_op
+
+            def _fake(x):
+                return x
+
+            @register_custom_op(fake_impl=_fake)
+            def gemm(x):
+                os.path.exists("/jit")
+                return x
+
+            @register_custom_op
+            def gemm2(x):
+                os.path.exists("/jit2")
+                return x
+
+            @torch.compile(fullgraph=True)
+            def f(x):
+                return gemm2(gemm(x))
+        ''',
+    })
+    result = run_scan(tmp_path / "app.py", search_path=[tmp_path])
+    assert not [f for f in result.findings if f.callee == "os.path.exists"]

@@ -226,6 +226,14 @@ class CallMixin:
         if isinstance(v, Func):
             if "op" in v.flags:
                 return frozenset({Unknown("op result")})
+            table = self._decorator_table_name(v)
+            if table is not None:
+                # a framework's op-registration (or disable) decorator of the scanned code, called: with the
+                # function, what it makes of it; without one (`@register_custom_op(fake_impl=f)`), a decorator
+                # of the same kind -- as the bare `@register_custom_op` is
+                if args and args[0][0] != "starred":
+                    return frozenset().union(*(self._apply_named(table, t) for t in _fixed(self._arg_values(args, scope, 0))))
+                return frozenset({External(table)})
             f = self.function(v.id)
             if f is None:
                 return frozenset({Unknown("missing function")})

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..dynamo import model
-from ..values import EMPTY, Class, External, Func, Instance, Op, Unknown
+from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Unknown
 from .locator import _MentionIndex, split_id
 from .scope import Scope, _fixed
 
@@ -238,6 +238,7 @@ class ClassMixin:
                 return self.call(bound, (), (), Scope(mod))
         if inst is not None:
             vals = set()
+            declared = set()  # what a bare `self.x: T` declares: every T, a fallback for what the stores say
             for cid in mro:
                 if ":" not in cid:
                     continue
@@ -249,12 +250,20 @@ class ClassMixin:
                     mid = f"{mod}:{method_qual}"
                     fs = self.function(mid)
                     got = self.eval(expr, Scope(mod, fs, mid, inst.cls))
+                    if expr[0] == "annot":
+                        declared |= got
+                        continue
                     if expr[0] == "name" and fs is not None and expr[1] in fs.params[1:] and fs.name != "__init__":
                         # what the class passes its setter, before the parameter's declared type
                         got = self._setter_arguments(mro, method_qual, fs, expr[1], inst) or got
                     if method_qual.endswith(".__init_subclass__") and first and first[0] == "method":
                         got = self._subclass_wrapped(first, got, inst)
                     vals |= got
+            if declared and not any(isinstance(v, (Instance, Class, Func, Const)) for v in vals):
+                # vLLM's LinearBase: `self.quant_method: QuantizeMethodBase` then `self.quant_method =
+                # UnquantizedLinearMethod()` or the config factory's choice: the classes assigned, not every
+                # QuantizeMethodBase (fused-MoE methods among them) -- unless the stores say nothing
+                vals |= declared
             if vals:
                 return frozenset(vals)
         if first is None:

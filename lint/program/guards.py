@@ -42,6 +42,8 @@ class GuardMixin:
             callees = self.eval(e[1], scope)
             if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.isinstance" for c in callees):
                 return self._isinstance_truth(e[2][0], e[2][1], scope)
+            if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.issubclass" for c in callees):
+                return self._isinstance_truth(e[2][0], e[2][1], scope, subclass=True)
             verdicts = set()
             for c in _fixed(callees):
                 if isinstance(c, External):
@@ -86,6 +88,12 @@ class GuardMixin:
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
                 return verdicts.pop() if len(verdicts) == 1 else None
+            if e[2][0][0] in ("Is", "IsNot", "Eq", "NotEq") and left and right and len(left) * len(right) <= 16 and \
+                    all(isinstance(x, Class) for x in left | right):
+                # `method_cls is UnquantizedFusedMoEMethod` on classes the resolver knows: one class is one object
+                same = {a.id == b.id for a in left for b in right}
+                if len(same) == 1:
+                    return same.pop() if e[2][0][0] in ("Is", "Eq") else not same.pop()
             if e[2][0][0] in ("In", "NotIn") and self.facts and len(left) == 1 and \
                     right == frozenset({External("os.environ")}):
                 present = self._env_present(next(iter(left)))
@@ -120,12 +128,16 @@ class GuardMixin:
         got = self.facts.env_value(key.value)
         return None if got is None else got is not UNSET
 
-    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
+    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope, subclass: bool = False) -> Optional[bool]:
         """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:
-        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``."""
+        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``;
+        ``issubclass(layer_type, LinearBase)`` (``subclass``) when every value of ``layer_type`` is an indexed
+        class (vLLM's ``get_quant_method_target(prefix, type(layer))``)."""
         objs = self.eval(obj_expr, scope)
-        if not objs or not all(isinstance(o, Instance) for o in objs):
+        kind = Class if subclass else Instance
+        if not objs or not all(isinstance(o, kind) for o in objs):
             return None
+        objs = {Instance(o.id) for o in objs} if subclass else objs
         wanted = set()
         for c in _fixed(self.eval(cls_expr, scope)):
             if isinstance(c, Class):
