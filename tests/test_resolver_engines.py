@@ -239,3 +239,21 @@ def test_vllm_linear_layers_do_not_dispatch_to_fused_moe_methods(tmp_path_factor
             if a.split(".")[0].endswith("Linear") and a.endswith(".forward") and "MoE" in b:
                 linear_into_moe.append(names)
     assert linear_into_moe == [], linear_into_moe[:3]
+
+
+def test_typing_cast_is_its_second_argument():
+    """vLLM 0.33.0 ``vllm/model_executor/warmup/jit_warmup_tilelang_helper.py:128``, in
+    ``VllmTileLangJitKernel.compile``: ``cast(Callable[..., Any], self)(**self.warmup_inputs(compile_key))`` calls
+    the kernel itself -- its ``__call__``, which ``@kernel_launcher`` wraps."""
+    from realworld.pypi_fixtures import FixtureUnavailable, fetch
+
+    try:
+        site = fetch("vllm", "0.33.0")
+    except FixtureUnavailable as e:
+        pytest.skip(f"vllm 0.33.0 unavailable: {e}")
+    from compile_lint.graph import build_graph
+
+    graph = build_graph(ScanOptions(paths=[site / "vllm/model_executor/warmup/jit_warmup_tilelang_helper.py"],
+                                    search_path=[site], use_environment=False, cache_dir=None), everything=True)
+    callees = graph["vllm.model_executor.warmup.jit_warmup_tilelang_helper.VllmTileLangJitKernel.compile"]
+    assert "vllm.model_executor.warmup.jit_warmup_tilelang_helper.kernel_launcher.wrapper" in callees, callees
