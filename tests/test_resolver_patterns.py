@@ -416,3 +416,33 @@ def test_a_plain_function_called_with_an_instance_as_self_reads_its_members(run_
         m = torch.compile(Experts(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Experts.gate"]
+
+
+def test_a_parameter_known_only_by_its_name_holds_what_the_body_assigns_it(run_scan, tmp_path):
+    """diffusers' FluxAttention.__init__(..., processor=None): `if processor is None: processor =
+    self._default_processor_cls()`, then `self.set_processor(processor)`.  Whatever the caller passed, the
+    parameter may hold what the body assigns it: the default processor class's instance."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Processor:
+            def __call__(self, x):
+                os.path.exists("/processor")
+                return x
+
+        class Attention(torch.nn.Module):
+            _default_processor_cls = Processor
+
+            def __init__(self, processor=None):
+                super().__init__()
+                if processor is None:
+                    processor = self._default_processor_cls()
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        m = torch.compile(Attention(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Processor.__call__"]

@@ -12,15 +12,15 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5 and mixtral, one scan; and
-    "llama findings": the (path, line)s of llama's findings."""
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral and flux,
+    one scan; and "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
     except EnvUnavailable as e:
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    names = ("llama", "sd3", "t5", "mixtral")
+    names = ("llama", "sd3", "t5", "mixtral", "flux")
     static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
@@ -191,3 +191,12 @@ def test_self_passed_to_a_plain_function_is_that_instance(walked):
     grouped_mm_experts_forward (a module-level function whose first parameter is `self`), which calls
     `self._apply_gate(...)` (line 501): the `_default_apply_gate` the class decorator stored on MixtralExperts."""
     assert "transformers.integrations.moe:_default_apply_gate" in walked["mixtral"]
+
+
+def test_a_parameter_reassigned_in_the_body_holds_what_it_assigns(walked):
+    """diffusers models/transformers/transformer_flux.py:335-337, FluxAttention.__init__(..., processor=None):
+    `if processor is None: processor = self._default_processor_cls()` (FluxAttnProcessor), then
+    `self.set_processor(processor)`; FluxAttention.forward's `self.processor(self, ...)` (line 355) runs
+    FluxAttnProcessor.__call__, and through it dispatch_attention_fn (line 121), which Dynamo traced."""
+    assert "diffusers.models.transformers.transformer_flux:FluxAttnProcessor.__call__" in walked["flux"]
+    assert "diffusers.models.attention_dispatch:dispatch_attention_fn" in walked["flux"]
