@@ -446,3 +446,33 @@ def test_a_parameter_known_only_by_its_name_holds_what_the_body_assigns_it(run_s
         m = torch.compile(Attention(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Processor.__call__"]
+
+
+def test_what_a_function_appends_to_a_local_list_is_in_it(run_scan, tmp_path):
+    """diffusers' down blocks build `attentions = []`, append a block per layer in a loop, and keep
+    `nn.ModuleList(attentions)`; forward zips it with the resnets and calls each."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                os.path.exists("/block")
+                return x
+
+        class Down(torch.nn.Module):
+            def __init__(self, n=2):
+                super().__init__()
+                blocks = []
+                for _ in range(n):
+                    blocks.append(Block())
+                self.blocks = torch.nn.ModuleList(blocks)
+
+            def forward(self, x):
+                for i, block in enumerate(self.blocks):
+                    x = block(x)
+                return x
+
+        m = torch.compile(Down(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Block.forward"]

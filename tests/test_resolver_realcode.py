@@ -12,15 +12,15 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral and flux,
-    one scan; and "llama findings": the (path, line)s of llama's findings."""
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral, flux and
+    unet2d_condition, one scan; and "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
     except EnvUnavailable as e:
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    names = ("llama", "sd3", "t5", "mixtral", "flux")
+    names = ("llama", "sd3", "t5", "mixtral", "flux", "unet2d_condition")
     static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
@@ -200,3 +200,13 @@ def test_a_parameter_reassigned_in_the_body_holds_what_it_assigns(walked):
     FluxAttnProcessor.__call__, and through it dispatch_attention_fn (line 121), which Dynamo traced."""
     assert "diffusers.models.transformers.transformer_flux:FluxAttnProcessor.__call__" in walked["flux"]
     assert "diffusers.models.attention_dispatch:dispatch_attention_fn" in walked["flux"]
+
+
+def test_what_a_function_appends_to_a_local_list_is_in_it(walked):
+    """diffusers models/unets/unet_2d_blocks.py:1173-1223, CrossAttnDownBlock2D.__init__: `attentions = []`,
+    `attentions.append(Transformer2DModel(...))` in a loop, `self.attentions = nn.ModuleList(attentions)`;
+    forward's `for i, (resnet, attn) in enumerate(zip(self.resnets, self.attentions))` calls `attn(...)`
+    (line 1270): Transformer2DModel.forward, and through it BasicTransformerBlock.forward, which Dynamo
+    traced."""
+    assert "diffusers.models.transformers.transformer_2d:Transformer2DModel.forward" in walked["unet2d_condition"]
+    assert "diffusers.models.attention:BasicTransformerBlock.forward" in walked["unet2d_condition"]
