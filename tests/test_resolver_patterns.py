@@ -476,3 +476,44 @@ def test_what_a_function_appends_to_a_local_list_is_in_it(run_scan, tmp_path):
         m = torch.compile(Down(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Block.forward"]
+
+
+def test_an_init_parameter_holds_what_the_constructions_pass_it(run_scan, tmp_path):
+    """diffusers' SD3 block builds `Attention(..., processor=JointAttnProcessor2_0())`; Attention.__init__'s
+    `processor: "AttnProcessor" | None` goes to `self.set_processor(processor)`, and forward calls
+    `self.processor(...)`: the object the construction passed, whatever the parameter's declared type."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def __call__(self, x):
+                return x
+
+        class Joint:
+            def __call__(self, x):
+                os.path.exists("/joint")
+                return x
+
+        class Attention(torch.nn.Module):
+            def __init__(self, dim, processor: "Base" = None):
+                super().__init__()
+                self.set_processor(processor)
+
+            def set_processor(self, processor: "Base") -> None:
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = Attention(4, processor=Joint())
+
+            def forward(self, x):
+                return self.attn(x)
+
+        m = torch.compile(Block(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Joint.__call__"]

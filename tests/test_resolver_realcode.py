@@ -210,3 +210,12 @@ def test_what_a_function_appends_to_a_local_list_is_in_it(walked):
     traced."""
     assert "diffusers.models.transformers.transformer_2d:Transformer2DModel.forward" in walked["unet2d_condition"]
     assert "diffusers.models.attention:BasicTransformerBlock.forward" in walked["unet2d_condition"]
+
+
+def test_an_init_parameter_holds_what_the_constructions_pass_it(walked):
+    """diffusers models/transformers/transformer_sd3.py:49-56, SD3SingleTransformerBlock.__init__:
+    `self.attn = Attention(..., processor=JointAttnProcessor2_0())`; Attention.__init__'s `processor:
+    "AttnProcessor" | None` goes to `self.set_processor(processor)` (models/attention_processor.py:309), and
+    Attention.forward's `self.processor(self, ...)` (line 607) runs JointAttnProcessor2_0.__call__, which
+    Dynamo traced -- not an AttnProcessor, the parameter's declared type."""
+    assert "diffusers.models.attention_processor:JointAttnProcessor2_0.__call__" in walked["sd3"]
