@@ -517,3 +517,29 @@ def test_an_init_parameter_holds_what_the_constructions_pass_it(run_scan, tmp_pa
         m = torch.compile(Block(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Joint.__call__"]
+
+
+def test_an_autograd_functions_apply_runs_its_forward_and_backward(run_scan, tmp_path):
+    """transformers' Bloom: `GeLUFunction.apply(x)` on a `torch.autograd.Function` subclass runs its static
+    `forward(ctx, x)`, and Dynamo traces its `backward` too."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Gelu(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                os.path.exists("/forward")
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                os.path.isfile("/backward")
+                return g
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return Gelu.apply(x)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.exists": "Gelu.forward", "os.path.isfile": "Gelu.backward"}, got

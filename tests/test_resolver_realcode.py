@@ -12,15 +12,15 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral, flux and
-    unet2d_condition, one scan; and "llama findings": the (path, line)s of llama's findings."""
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral, flux,
+    unet2d_condition and bloom, one scan; and "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
     except EnvUnavailable as e:
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    names = ("llama", "sd3", "t5", "mixtral", "flux", "unet2d_condition")
+    names = ("llama", "sd3", "t5", "mixtral", "flux", "unet2d_condition", "bloom")
     static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
@@ -219,3 +219,12 @@ def test_an_init_parameter_holds_what_the_constructions_pass_it(walked):
     Attention.forward's `self.processor(self, ...)` (line 607) runs JointAttnProcessor2_0.__call__, which
     Dynamo traced -- not an AttnProcessor, the parameter's declared type."""
     assert "diffusers.models.attention_processor:JointAttnProcessor2_0.__call__" in walked["sd3"]
+
+
+def test_an_autograd_functions_apply_runs_its_forward_and_backward(walked):
+    """models/bloom/modeling_bloom.py:141-164: `class GeLUFunction(torch.autograd.Function)` with static
+    `forward(ctx, input)` (calls bloom_gelu_forward) and `backward(ctx, grad_output)` (calls bloom_gelu_back);
+    BloomGelu.forward returns `GeLUFunction.apply(x)` (line 164).  torch's `apply` runs the class's forward,
+    and Dynamo traced both methods (it speculates the backward while tracing the call)."""
+    for fn in ("GeLUFunction.forward", "bloom_gelu_forward", "GeLUFunction.backward", "bloom_gelu_back"):
+        assert f"transformers.models.bloom.modeling_bloom:{fn}" in walked["bloom"], fn
