@@ -102,6 +102,19 @@ def test_seed_era_target_arch_decides_the_binding(cache_dir):
     assert not any("gen_fp4_quantization_sm100_module" in _names(f) for f in chain)
 
 
+def test_seed_era_sm90_has_no_path_through_fp4_gemm_into_flashinfer(cache_dir):
+    """Issue [C]'s acceptance: sglang 0.5.9's modelopt_quant.py:125 registers `fp4_gemm` (which calls
+    FlashInfer's `mm_fp4`) with `@register_custom_op(fake_impl=_sglang_fp4_gemm_fake)`: called with keywords
+    only, the factory returns a decorator that registers the function as an op, so Dynamo stops at the op and
+    never traces the body.  On sm90 no finding's path goes through fp4_gemm into FlashInfer."""
+    site = _site("seed")
+    result = _scan(site, SEED_RUNNER, cache_dir, target_arch="sm90")
+    assert result.findings, "the scan found nothing at all: the region was not resolved"
+    through = [f for f in result.findings if "fp4_gemm" in _names(f)
+               and any("/flashinfer/" in fr.path.replace("\\", "/") for fr in f.trace[_names(f).index("fp4_gemm"):])]
+    assert through == [], [(f.callee, _names(f)) for f in through[:3]]
+
+
 def test_seed_era_is_an_error_once_the_deployment_is_named(cache_dir):
     """Issue [B]'s acceptance: the user says what the code cannot (a dense layer, the NVFP4 method: what an
     NVFP4 checkpoint makes sglang pick), and the seed chain is an error again -- its first hazard, the loader's

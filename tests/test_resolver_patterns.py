@@ -543,3 +543,43 @@ def test_an_autograd_functions_apply_runs_its_forward_and_backward(run_scan, tmp
     ''')
     got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
     assert got == {"os.path.exists": "Gelu.forward", "os.path.isfile": "Gelu.backward"}, got
+
+
+def test_an_op_registration_factory_called_with_keywords_registers_an_op(run_scan, tmp_path):
+    """sglang's `@register_custom_op(fake_impl=...)` (modelopt_quant.py's fp4_gemm): the factory called with
+    keywords only returns a decorator that registers the function as an op, as `@register_custom_op` does; its
+    source (an eager wrapper that calls the function) is not what Dynamo meets -- the op is."""
+    pkg = tmp_path / "sglang" / "srt" / "utils"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "sglang", tmp_path / "sglang" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "custom_op.py").write_text(textwrap.dedent('''
+        def register_custom_op(fn=None, *, op_name=None, **extra_kwargs):
+            def decorator(op_func):
+                def real_impl(*args, **kwargs):
+                    return op_func(*args, **kwargs)
+                return real_impl
+            if fn is not None:
+                return decorator(fn)
+            return decorator
+    '''))
+    (tmp_path / "m.py").write_text(textwrap.dedent('''
+        import os
+        import torch
+        from sglang.srt.utils.custom_op import register_custom_op
+
+        def _fake(x):
+            return x
+
+        @register_custom_op(fake_impl=_fake)
+        def gemm(x):
+            os.path.exists("/kernel")
+            return x
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return gemm(x)
+    '''))
+    result = run_scan(tmp_path / "m.py", search_path=[tmp_path])
+    assert not [f for f in result.findings if f.callee == "os.path.exists"], \
+        [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]

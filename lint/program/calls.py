@@ -229,6 +229,12 @@ class CallMixin:
             f = self.function(v.id)
             if f is None:
                 return frozenset({Unknown("missing function")})
+            named = self._decorator_table_name(v)
+            if named is not None:
+                # a decorator the model names, indexed as source (sglang's register_custom_op): called with the
+                # function it registers, or as a factory (`@register_custom_op(fake_impl=...)`) whose decorator
+                # does the same, what the model says -- not what its source makes of the eager path
+                return self._call_external(named, args, kwargs, scope)
             if scope.depth >= MAX_CALL_DEPTH:
                 return self._returns_without_args(v, f)
             bindings = self.bind_args(f, v, args, kwargs, scope)
@@ -353,6 +359,7 @@ class CallMixin:
         callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
         decorator_like = (
             name in model.CACHE_DECORATORS or name in model.DISABLE_DECORATORS or name in model.OP_DECORATORS
+            or name in model.OP_REGISTRATION_DECORATORS
             or name in model.TRACE_TIME_DECORATORS or name in model.TRANSPARENT_WRAPPER_CALLS
             or name in model.CACHED_PROPERTY or name in model.PROPERTY
         )
