@@ -343,3 +343,49 @@ def test_a_callers_guard_on_self_holds_in_the_method_it_calls(cache_dir):
     assert warns_in_unmerge("peft.tuners.lora.layer:Linear.forward") == []
     (alone,) = warns_in_unmerge("peft.tuners.lora.layer:Linear.unmerge")
     assert [c.text for c in alone.conditions] == ["not self.merged"]
+
+
+VLLM_MOE_BLOCK = "vllm.model_executor.models.qwen2_moe:Qwen2MoeSparseMoeBlock.forward"
+
+
+@pytest.fixture(scope="module")
+def vllm_moe_block(cache_dir):
+    """vLLM 0.33.0's Qwen2-MoE sparse block compiled (its gate and shared-expert gate are ReplicatedLinear /
+    GateLinear layers, its experts a FusedMoE), with flashinfer 0.7.2.post1 beside it."""
+    from compile_lint.dynamo.trace_rules import load_trace_rules
+    from compile_lint.program import split_id
+    from compile_lint.reach import Reach
+
+    site = _site("vllm")
+    result = scan(ScanOptions(paths=[site / "vllm/model_executor/models/qwen2_moe.py"], search_path=[site],
+                              use_environment=False, cache_dir=cache_dir, entries=[VLLM_MOE_BLOCK]))
+    region = next(r for r in result.regions if r.kind == "entry-point")
+    visited: set = set()
+    Reach(result.program, load_trace_rules(cache_dir=cache_dir), import_roots=[site]).walk(region, visited=visited)
+    result.walked = {split_id(fid)[1] for fid in visited}  # the qualnames the walk entered
+    return result
+
+
+def _linear_into_moe_method(findings, method: str = "") -> list:
+    """The findings whose path goes from a linear layer's forward (``*Linear*.forward``) into a fused-MoE
+    quantization method (``*MoE*Method*``; ``method``: that class only)."""
+    out = []
+    for f in findings:
+        names = _names(f)
+        for i, q in enumerate(names):
+            if "Linear" in q.split(".")[0] and q.endswith(".forward") and any(
+                    "MoE" in x.split(".")[0] and "Method" in x.split(".")[0] and x.startswith(method)
+                    for x in names[i + 1:]):
+                out.append(f)
+                break
+    return out
+
+
+def test_vllm_a_declared_attribute_type_does_not_widen_what_is_assigned(vllm_moe_block):
+    """vllm/model_executor/layers/linear.py:290-294, LinearBase.__init__: `self.quant_method:
+    QuantizeMethodBase` (a declaration: it assigns nothing), then `self.quant_method = UnquantizedLinearMethod()`
+    or what resolve_quant_method returns.  The declared base is no value of the attribute: taken as one, its
+    abstract `apply` dispatched to every quantization method, Fp8MoEMethod.apply among them."""
+    assert "ReplicatedLinear.forward" in vllm_moe_block.walked
+    assert "Fp8LinearMethod.apply" in vllm_moe_block.walked  # what resolve_quant_method returns for a linear
+    assert "Fp8MoEMethod.apply" not in vllm_moe_block.walked  # no linear layer runs it

@@ -583,3 +583,41 @@ def test_an_op_registration_factory_called_with_keywords_registers_an_op(run_sca
     result = run_scan(tmp_path / "m.py", search_path=[tmp_path])
     assert not [f for f in result.findings if f.callee == "os.path.exists"], \
         [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]
+
+
+def test_a_declared_attribute_type_is_a_fallback_for_what_is_assigned(run_scan, tmp_path):
+    """vLLM's LinearBase.__init__: `self.quant_method: QuantizeMethodBase` then `self.quant_method =
+    UnquantizedLinearMethod()`; the declaration assigns nothing, so the abstract base's `apply` does not
+    dispatch to every subclass (the fused-MoE methods among them)."""
+    result = _scan(run_scan, tmp_path, '''
+        import abc
+        import os
+        import torch
+
+        class Method(abc.ABC):
+            @abc.abstractmethod
+            def apply(self, x): ...
+
+        class LinearMethod(Method):
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod(Method):
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Linear(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.method: Method
+                self.method = LinearMethod()
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..dynamo import model
-from ..values import EMPTY, Class, External, Func, Instance, Op, Partial, Unknown
+from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Partial, Unknown
 from .locator import _MentionIndex, split_id
 from .scope import Scope, _fixed
 
@@ -239,6 +239,7 @@ class ClassMixin:
                 return self.call(bound, (), (), Scope(mod))
         if inst is not None:
             vals = set()
+            declared = set()  # `self.x: T` with no value: T's instances, where the stores say nothing
             for cid in mro:
                 if ":" not in cid:
                     continue
@@ -257,7 +258,15 @@ class ClassMixin:
                         got = got | self._constructor_arguments(inst.cls, mid, fs, expr[1])
                     if method_qual.endswith(".__init_subclass__") and first and first[0] == "method":
                         got = self._subclass_wrapped(first, got, inst)
-                    vals |= got
+                    if expr[0] == "annot":
+                        declared |= got
+                    else:
+                        vals |= got
+            if not any(not isinstance(v, Unknown) and v != Const(None) for v in vals):
+                # a declaration assigns nothing: the type is a fallback, as a return annotation is (vLLM's
+                # `self.quant_method: QuantizeMethodBase` then `self.quant_method = UnquantizedLinearMethod()`:
+                # the declared base would dispatch to every subclass's methods, the MoE ones too)
+                vals |= declared
             if vals:
                 return frozenset(vals)
         if first is None:
