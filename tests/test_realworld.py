@@ -389,3 +389,15 @@ def test_vllm_a_declared_attribute_type_does_not_widen_what_is_assigned(vllm_moe
     assert "ReplicatedLinear.forward" in vllm_moe_block.walked
     assert "Fp8LinearMethod.apply" in vllm_moe_block.walked  # what resolve_quant_method returns for a linear
     assert "Fp8MoEMethod.apply" not in vllm_moe_block.walked  # no linear layer runs it
+
+
+def test_vllm_has_no_path_from_a_linear_layer_into_a_fused_moe_method(vllm_moe_block):
+    """Issue [C]'s acceptance: vLLM 0.33.0 (with flashinfer 0.7.2.post1) reports no path from a linear layer into
+    a fused-MoE method.  The sparse block's gates are ReplicatedLinear / GateLinear; their quant_method comes
+    from each quantization config's `get_quant_method(layer, prefix)`, which narrows on the layer: `isinstance`,
+    and Quark's `issubclass(type(layer), RoutedExperts)` / `method_cls is UnquantizedFusedMoEMethod`
+    (quantization/quark/quark.py:184-215, 239-262), decided on the classes they compare."""
+    assert vllm_moe_block.findings, "the scan found nothing at all: the region was not resolved"
+    assert "ReplicatedLinear.forward" in vllm_moe_block.walked and "QuarkLinearMethod.apply" in vllm_moe_block.walked
+    through = _linear_into_moe_method(vllm_moe_block.findings)
+    assert through == [], [_names(f) for f in through[:3]]

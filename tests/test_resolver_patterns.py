@@ -621,3 +621,52 @@ def test_a_declared_attribute_type_is_a_fallback_for_what_is_assigned(run_scan, 
     ''')
     got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
     assert got == {"os.path.isfile": "LinearMethod.apply"}, got
+
+
+def test_issubclass_and_is_on_known_classes_are_decided(run_scan, tmp_path):
+    """vLLM's Quark config: `method_cls = self.target(type(layer))`, which returns a class after
+    `issubclass(layer_type, Experts)` checks, then `if method_cls is MoEMethod: return MoEMethod()`.  With
+    the layer's class known, both tests are decided: a linear layer never gets the MoE method."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Experts(torch.nn.Module):
+            pass
+
+        class LinearMethod:
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod:
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Config:
+            def target(self, layer_type):
+                if issubclass(layer_type, Experts):
+                    return MoEMethod
+                return LinearMethod
+
+            def get_method(self, layer):
+                method_cls = self.target(type(layer))
+                if method_cls is MoEMethod:
+                    return MoEMethod()
+                if method_cls is not None and issubclass(method_cls, LinearMethod):
+                    return LinearMethod()
+                return None
+
+        class Linear(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.method = config.get_method(self)
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(Config()), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got
