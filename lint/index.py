@@ -333,6 +333,7 @@ class Indexer:
                     self._note_env_call(f, n)
                     self._note_mutating_call(f, fn, n, g)
                     self._note_self_container_add(f, fn, n)
+                    self._note_local_container_add(f, fn, n)
                     stack.append((f.value, g))
                 elif isinstance(f, ast.Name):
                     self._note_self_setattr(f, fn, n)
@@ -418,18 +419,36 @@ class Indexer:
         v = f.value
         owner = fn.s.class_name
         if not (isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and fn.s.params
-                and v.value.id == fn.s.params[0] and owner in self.classes) or call.keywords:
+                and v.value.id == fn.s.params[0] and owner in self.classes):
             return
+        added = self._container_added(f, fn, call)
+        if added is not None:
+            c = self.classes[owner]
+            c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
+
+    def _note_local_container_add(self, f: ast.Attribute, fn: _Func, call: ast.Call) -> None:
+        """`attentions = []`, then `attentions.append(Transformer2DModel(...))` in a loop, then
+        `self.attentions = nn.ModuleList(attentions)` (diffusers' CrossAttnDownBlock2D): the list a local
+        name holds gains what is appended, inserted or extended -- one more value of the local, the list of
+        those elements, beside what `attentions = ...` assigned (flow-insensitively, as every local)."""
+        v = f.value
+        if not isinstance(v, ast.Name) or v.id in fn._params or fn.is_global(v.id):
+            return
+        added = self._container_added(f, fn, call)
+        if added is not None:
+            fn.add_local(v.id, added)
+
+    def _container_added(self, f: ast.Attribute, fn: _Func, call: ast.Call):
+        """What ``container.append(x)`` / ``.insert(i, x)`` / ``.extend(xs)`` adds, as a list expression."""
+        if call.keywords:
+            return None
         if f.attr == "append" and len(call.args) == 1:
-            added = ("seq", "list", (self.conv(call.args[0], fn),))
-        elif f.attr == "insert" and len(call.args) == 2:
-            added = ("seq", "list", (self.conv(call.args[1], fn),))
-        elif f.attr == "extend" and len(call.args) == 1:
-            added = self.conv(call.args[0], fn)
-        else:
-            return
-        c = self.classes[owner]
-        c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
+            return ("seq", "list", (self.conv(call.args[0], fn),))
+        if f.attr == "insert" and len(call.args) == 2:
+            return ("seq", "list", (self.conv(call.args[1], fn),))
+        if f.attr == "extend" and len(call.args) == 1:
+            return self.conv(call.args[0], fn)
+        return None
 
     def _note_self_setattr(self, f: ast.Name, fn: _Func, call: ast.Call) -> None:
         """`setattr(self, "impl", Impl())` with a constant name in a method is `self.impl = Impl()`."""

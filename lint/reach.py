@@ -222,6 +222,7 @@ class Reach(ImplicitCallsMixin):
                         self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
         acts = [a for a in acts if a.kind != "unresolved"]
         acts = acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site, self._alternative_label)
+        acts += self._subclass_callback_actions(vals, site, scope)
         for name in {builtin_name(v) for v in vals} - {None}:
             acts += self._builtin_call_actions(name, site, scope)
         if site.func[0] == "attr":  # `self.pos_embed(x)` reads the attribute before calling it

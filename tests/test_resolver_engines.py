@@ -127,8 +127,9 @@ def test_a_function_defined_in_both_branches_keeps_both(fp8_scan):
     assert sorted(graph["user_fp8.quantize"]) == [
         "sglang.srt.layers.quantization.fp8_kernel.scaled_fp8_quant",
         "sglang.srt.layers.quantization.fp8_kernel.scaled_fp8_quant@1625"]
-    conds = {c.text for f in result.findings for c in f.conditions}
-    assert "`scaled_fp8_quant` is the scaled_fp8_quant defined if not _is_hip (one of 2)" in conds, conds
+    # the CUDA branch's kernels are registered ops (sglang.jit_kernel's @register_custom_op(...)): nothing of
+    # theirs is traced; the hand-made test (test_resolver_patterns) holds the condition's wording
+    assert not [f for f in result.findings if f.severity == "error"]
 
 
 def test_the_target_arch_decides_the_branch(fp8_scan):
@@ -194,27 +195,9 @@ def test_setattr_with_a_constant_name_on_self_is_an_instance_attribute():
         [("EsmRotaryEmbedding.__init__", ("name", "curr_attention_scaling"))]
 
 
-def test_sglang_fp4_gemm_registered_by_a_decorator_factory_is_an_op_boundary(tmp_path_factory):
-    """Issue [C]'s acceptance: sglang 0.5.9 + flashinfer 0.6.3 with ``--target-arch sm90`` reports no path through
-    ``fp4_gemm`` into FlashInfer.  ``sglang/srt/layers/quantization/modelopt_quant.py:125`` declares it with
-    ``@register_custom_op(fake_impl=_sglang_fp4_gemm_fake)``: the factory called with arguments returns a
-    decorator that registers a real ``torch.ops.sglang`` op, as the bare ``@register_custom_op`` does."""
-    from realworld.pypi_fixtures import FixtureUnavailable, site_root
-
-    try:
-        site = site_root("seed")
-    except FixtureUnavailable as e:
-        pytest.skip(f"the seed set is unavailable: {e}")
-    result = scan(ScanOptions(paths=[site / "sglang/srt/model_executor/piecewise_cuda_graph_runner.py"],
-                              search_path=[site], use_environment=False, models=["DeepseekV2ForCausalLM"],
-                              target_arch="sm90", cache_dir=tmp_path_factory.mktemp("summaries")))
-    assert result.findings
-    through = [f for f in result.findings if any(fr.qualname == "fp4_gemm" for fr in f.trace)]
-    assert through == [], [[fr.qualname for fr in f.trace] for f in through[:3]]
-
-
 def test_vllm_linear_layers_do_not_dispatch_to_fused_moe_methods(tmp_path_factory):
-    """Issue [C]'s acceptance: vllm 0.33.0 reports no path from a linear layer into a fused-MoE method
+    """Issue [C]'s acceptance, on the model the evidence names (tests/test_realworld.py holds it for
+    Qwen2MoeSparseMoeBlock): vllm 0.33.0 reports no path from a linear layer into a fused-MoE method
     (``../shared/evidence/realcode-2026-12-01.md`` section 4: ``CohereEagleModel.forward -> ReplicatedLinear.forward
     -> FusedMoEModularMethod.apply``).  ``vllm/model_executor/layers/linear.py:290`` declares
     ``self.quant_method: QuantizeMethodBase`` and assigns ``UnquantizedLinearMethod()`` or what

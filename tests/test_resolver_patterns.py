@@ -418,6 +418,260 @@ def test_a_plain_function_called_with_an_instance_as_self_reads_its_members(run_
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Experts.gate"]
 
 
+def test_a_parameter_known_only_by_its_name_holds_what_the_body_assigns_it(run_scan, tmp_path):
+    """diffusers' FluxAttention.__init__(..., processor=None): `if processor is None: processor =
+    self._default_processor_cls()`, then `self.set_processor(processor)`.  Whatever the caller passed, the
+    parameter may hold what the body assigns it: the default processor class's instance."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Processor:
+            def __call__(self, x):
+                os.path.exists("/processor")
+                return x
+
+        class Attention(torch.nn.Module):
+            _default_processor_cls = Processor
+
+            def __init__(self, processor=None):
+                super().__init__()
+                if processor is None:
+                    processor = self._default_processor_cls()
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        m = torch.compile(Attention(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Processor.__call__"]
+
+
+def test_what_a_function_appends_to_a_local_list_is_in_it(run_scan, tmp_path):
+    """diffusers' down blocks build `attentions = []`, append a block per layer in a loop, and keep
+    `nn.ModuleList(attentions)`; forward zips it with the resnets and calls each."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                os.path.exists("/block")
+                return x
+
+        class Down(torch.nn.Module):
+            def __init__(self, n=2):
+                super().__init__()
+                blocks = []
+                for _ in range(n):
+                    blocks.append(Block())
+                self.blocks = torch.nn.ModuleList(blocks)
+
+            def forward(self, x):
+                for i, block in enumerate(self.blocks):
+                    x = block(x)
+                return x
+
+        m = torch.compile(Down(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Block.forward"]
+
+
+def test_an_init_parameter_holds_what_the_constructions_pass_it(run_scan, tmp_path):
+    """diffusers' SD3 block builds `Attention(..., processor=JointAttnProcessor2_0())`; Attention.__init__'s
+    `processor: "AttnProcessor" | None` goes to `self.set_processor(processor)`, and forward calls
+    `self.processor(...)`: the object the construction passed, whatever the parameter's declared type."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def __call__(self, x):
+                return x
+
+        class Joint:
+            def __call__(self, x):
+                os.path.exists("/joint")
+                return x
+
+        class Attention(torch.nn.Module):
+            def __init__(self, dim, processor: "Base" = None):
+                super().__init__()
+                self.set_processor(processor)
+
+            def set_processor(self, processor: "Base") -> None:
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = Attention(4, processor=Joint())
+
+            def forward(self, x):
+                return self.attn(x)
+
+        m = torch.compile(Block(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Joint.__call__"]
+
+
+def test_an_autograd_functions_apply_runs_its_forward_and_backward(run_scan, tmp_path):
+    """transformers' Bloom: `GeLUFunction.apply(x)` on a `torch.autograd.Function` subclass runs its static
+    `forward(ctx, x)`, and Dynamo traces its `backward` too."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Gelu(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                os.path.exists("/forward")
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                os.path.isfile("/backward")
+                return g
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return Gelu.apply(x)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.exists": "Gelu.forward", "os.path.isfile": "Gelu.backward"}, got
+
+
+def test_an_op_registration_factory_called_with_keywords_registers_an_op(run_scan, tmp_path):
+    """sglang's `@register_custom_op(fake_impl=...)` (modelopt_quant.py's fp4_gemm): the factory called with
+    keywords only returns a decorator that registers the function as an op, as `@register_custom_op` does; its
+    source (an eager wrapper that calls the function) is not what Dynamo meets -- the op is."""
+    pkg = tmp_path / "sglang" / "srt" / "utils"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "sglang", tmp_path / "sglang" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "custom_op.py").write_text(textwrap.dedent('''
+        def register_custom_op(fn=None, *, op_name=None, **extra_kwargs):
+            def decorator(op_func):
+                def real_impl(*args, **kwargs):
+                    return op_func(*args, **kwargs)
+                return real_impl
+            if fn is not None:
+                return decorator(fn)
+            return decorator
+    '''))
+    (tmp_path / "m.py").write_text(textwrap.dedent('''
+        import os
+        import torch
+        from sglang.srt.utils.custom_op import register_custom_op
+
+        def _fake(x):
+            return x
+
+        @register_custom_op(fake_impl=_fake)
+        def gemm(x):
+            os.path.exists("/kernel")
+            return x
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return gemm(x)
+    '''))
+    result = run_scan(tmp_path / "m.py", search_path=[tmp_path])
+    assert not [f for f in result.findings if f.callee == "os.path.exists"], \
+        [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]
+
+
+def test_a_declared_attribute_type_is_a_fallback_for_what_is_assigned(run_scan, tmp_path):
+    """vLLM's LinearBase.__init__: `self.quant_method: QuantizeMethodBase` then `self.quant_method =
+    UnquantizedLinearMethod()`; the declaration assigns nothing, so the abstract base's `apply` does not
+    dispatch to every subclass (the fused-MoE methods among them)."""
+    result = _scan(run_scan, tmp_path, '''
+        import abc
+        import os
+        import torch
+
+        class Method(abc.ABC):
+            @abc.abstractmethod
+            def apply(self, x): ...
+
+        class LinearMethod(Method):
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod(Method):
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Linear(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.method: Method
+                self.method = LinearMethod()
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got
+
+
+def test_issubclass_and_is_on_known_classes_are_decided(run_scan, tmp_path):
+    """vLLM's Quark config: `method_cls = self.target(type(layer))`, which returns a class after
+    `issubclass(layer_type, Experts)` checks, then `if method_cls is MoEMethod: return MoEMethod()`.  With
+    the layer's class known, both tests are decided: a linear layer never gets the MoE method."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Experts(torch.nn.Module):
+            pass
+
+        class LinearMethod:
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod:
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Config:
+            def target(self, layer_type):
+                if issubclass(layer_type, Experts):
+                    return MoEMethod
+                return LinearMethod
+
+            def get_method(self, layer):
+                method_cls = self.target(type(layer))
+                if method_cls is MoEMethod:
+                    return MoEMethod()
+                if method_cls is not None and issubclass(method_cls, LinearMethod):
+                    return LinearMethod()
+                return None
+
+        class Linear(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.method = config.get_method(self)
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(Config()), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got
+
+
 def _write(tmp_path, files: dict):
     for rel, text in files.items():
         p = tmp_path / rel

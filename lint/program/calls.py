@@ -226,17 +226,15 @@ class CallMixin:
         if isinstance(v, Func):
             if "op" in v.flags:
                 return frozenset({Unknown("op result")})
-            table = self._decorator_table_name(v)
-            if table is not None:
-                # a framework's op-registration (or disable) decorator of the scanned code, called: with the
-                # function, what it makes of it; without one (`@register_custom_op(fake_impl=f)`), a decorator
-                # of the same kind -- as the bare `@register_custom_op` is
-                if args and args[0][0] != "starred":
-                    return frozenset().union(*(self._apply_named(table, t) for t in _fixed(self._arg_values(args, scope, 0))))
-                return frozenset({External(table)})
             f = self.function(v.id)
             if f is None:
                 return frozenset({Unknown("missing function")})
+            named = self._decorator_table_name(v)
+            if named is not None:
+                # a decorator the model names, indexed as source (sglang's register_custom_op): called with the
+                # function it registers, or as a factory (`@register_custom_op(fake_impl=...)`) whose decorator
+                # does the same, what the model says -- not what its source makes of the eager path
+                return self._call_external(named, args, kwargs, scope)
             if scope.depth >= MAX_CALL_DEPTH:
                 return self._returns_without_args(v, f)
             bindings = self.bind_args(f, v, args, kwargs, scope)
@@ -397,6 +395,7 @@ class CallMixin:
         callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
         decorator_like = (
             name in model.CACHE_DECORATORS or name in model.DISABLE_DECORATORS or name in model.OP_DECORATORS
+            or name in model.OP_REGISTRATION_DECORATORS
             or name in model.TRACE_TIME_DECORATORS or name in model.TRANSPARENT_WRAPPER_CALLS
             or name in model.CACHED_PROPERTY or name in model.PROPERTY
         )

@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import is_raises
-from ..values import Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
+from ..values import EMPTY, Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
 from .facts import UNSET
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
@@ -88,12 +88,13 @@ class GuardMixin:
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
                 return verdicts.pop() if len(verdicts) == 1 else None
-            if e[2][0][0] in ("Is", "IsNot", "Eq", "NotEq") and left and right and len(left) * len(right) <= 16 and \
-                    all(isinstance(x, Class) for x in left | right):
-                # `method_cls is UnquantizedFusedMoEMethod` on classes the resolver knows: one class is one object
-                same = {a.id == b.id for a in left for b in right}
-                if len(same) == 1:
-                    return same.pop() if e[2][0][0] in ("Is", "Eq") else not same.pop()
+            if e[2][0][0] in ("Is", "IsNot") and left and right and len(left) * len(right) <= 64 and \
+                    all(isinstance(x, (Class, Const)) for x in left | right):
+                # `method_cls is UnquantizedFusedMoEMethod`: a class is itself and nothing else (a constant
+                # is no class); every combination must agree
+                verdicts = {(a == b) == (e[2][0][0] == "Is") if isinstance(a, Class) or isinstance(b, Class)
+                            else _compare(e[2][0][0], a.value, b.value) for a in left for b in right}
+                return verdicts.pop() if len(verdicts) == 1 else None
             if e[2][0][0] in ("In", "NotIn") and self.facts and len(left) == 1 and \
                     right == frozenset({External("os.environ")}):
                 present = self._env_present(next(iter(left)))
@@ -130,14 +131,15 @@ class GuardMixin:
 
     def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope, subclass: bool = False) -> Optional[bool]:
         """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:
-        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``;
-        ``issubclass(layer_type, LinearBase)`` (``subclass``) when every value of ``layer_type`` is an indexed
-        class (vLLM's ``get_quant_method_target(prefix, type(layer))``)."""
+        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``.
+        ``subclass``: ``issubclass(layer_type, RoutedExperts)`` when every value is a class (vLLM's Quark
+        config dispatches on ``type(layer)``); a ``None`` among them raises there, so takes no branch."""
         objs = self.eval(obj_expr, scope)
-        kind = Class if subclass else Instance
-        if not objs or not all(isinstance(o, kind) for o in objs):
+        if subclass:
+            objs = frozenset(Instance(o.id) for o in objs if isinstance(o, Class)) \
+                if all(isinstance(o, Class) or o == Const(None) for o in objs) else EMPTY
+        if not objs or not all(isinstance(o, Instance) for o in objs):
             return None
-        objs = {Instance(o.id) for o in objs} if subclass else objs
         wanted = set()
         for c in _fixed(self.eval(cls_expr, scope)):
             if isinstance(c, Class):

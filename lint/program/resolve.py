@@ -265,10 +265,11 @@ class ResolverMixin:
             f = s.func
             if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
                 got = self.param_value(name, s)
-                if name in f.locals and got and all(isinstance(v, (Const, Func)) for v in got):
+                if name in f.locals and got and all(isinstance(v, (Const, Func, Unknown)) for v in got):
                     # reassigned in the body (`if backend == "auto": backend = pick()`, transformers'
-                    # `mask_function = and_masks(mask_function, ...)`): the constant or function passed, or the
-                    # value assigned -- an argument bound at the call must not hide what the body makes of it
+                    # `mask_function = and_masks(mask_function, ...)`, diffusers' `if processor is None:
+                    # processor = self._default_processor_cls()`): the constant or function passed, or nothing
+                    # known of it, or the value assigned -- what was passed must not hide what the body makes of it
                     got = got | self._local_value(name, s)
                 return got
             if name in f.locals:
