@@ -14,13 +14,16 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from . import compiler_disable, hoist_load, op_boundary
+from . import api_op, compiler_disable, hoist_load, op_boundary
 from .model import SAFE, FixOptions, FixPlan, FixReport, GeneratedBlock, Planning, Refusal, ReplaceNode, Unfixable
 from .sites import Context
 from .source import FixError, atomic_write, render, unified_diff
 
-FIXERS = {op_boundary.ID: op_boundary, hoist_load.ID: hoist_load, compiler_disable.ID: compiler_disable}
-ORDER = (op_boundary.ID, hoist_load.ID, compiler_disable.ID)
+FIXERS = {api_op.ID: api_op, op_boundary.ID: op_boundary, hoist_load.ID: hoist_load,
+          compiler_disable.ID: compiler_disable}
+# api-op makes op-boundary plans at a public API (library mode with --fix-in); it is tried first there
+ORDER = (api_op.ID, op_boundary.ID, hoist_load.ID, compiler_disable.ID)
+_FIXER_OF = {api_op.ID: op_boundary.ID}
 
 
 def _label(path: str) -> str:
@@ -34,7 +37,8 @@ def _label(path: str) -> str:
 def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
     options = options or FixOptions()
     ctx = Context(result, options)
-    order = [f for f in ORDER if not options.only or f in options.only]
+    order = [f for f in ORDER if (not options.only or _FIXER_OF.get(f, f) in options.only)
+             and (f != api_op.ID or options.fix_in)]
     built: dict = {}
     chosen: dict = {}
     unfixable = []
@@ -111,7 +115,8 @@ def _overlap(a, b) -> bool:
 
 def _drop_conflicts(plans: list, unfixable: list) -> list:
     """Two plans editing overlapping code: keep the one fixing more findings (then: fixer order)."""
-    ranked = sorted(plans, key=lambda p: (-len(p.findings), ORDER.index(p.fixer)))
+    ranked = sorted(plans, key=lambda p: (-len(p.findings), ORDER.index(p.key[0] if p.key and p.key[0] in ORDER
+                                                                          else p.fixer)))
     kept: list = []
     for p in ranked:
         clash = None
