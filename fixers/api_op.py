@@ -66,26 +66,43 @@ FIXER = OP_BOUNDARY
 
 
 def site(ctx, finding):
-    """The public API the finding's region is: a module-level function of a --fix-in package."""
+    """The public APIs reaching the finding that are module-level functions of a --fix-in package: a list of
+    (key, payload), the finding's own region first (a Refusal there when it is not such an API, with the others
+    after it), or a Refusal when none is.  A hazard shared by several APIs (one JIT loader) is reported once,
+    for one region; each API reaching it is made an op of its own."""
     if not ctx.options.fix_in:
         return Refusal(ID, "fixing a public API needs --fix-in PKG")
-    r = finding.region
-    if getattr(r, "kind", "") != "public-api" or not finding.trace:
+    if not finding.trace:
+        return Refusal(ID, "the finding has no call path")
+    own = _api_site(ctx, finding.region)
+    others = [x for x in (_api_site(ctx, r) for r in getattr(finding, "other_regions", ()) or ())
+              if not isinstance(x, Refusal)]
+    if isinstance(own, Refusal):
+        return [own] + others if others else own
+    return [own] + others
+
+
+def _api_site(ctx, r):
+    if getattr(r, "kind", "") != "public-api":
         return Refusal(ID, "the region is not a public API (library mode, --public-api)")
-    fr = finding.trace[0]
-    if not ctx.in_fix_scope(fr.path):
+    if not ctx.in_fix_scope(r.path):
         return Refusal(ID, f"the public API `{r.qualname}` is outside the --fix-in packages")
-    mod = ctx.module_of_path(fr.path)
-    if "." in fr.qualname:
-        return Refusal(ID, f"`{r.qualname}` is a method or a nested function: its `self`/closure is a Python "
-                           f"object, which an op cannot take", fr.path, fr.line)
+    mod = ctx.module_of_path(r.path)
     why = (ctx.options.withdrawn or {}).get(r.qualname)
     if why is not None:
-        return Refusal(ID, f"the op fix of `{r.qualname}` was withdrawn: {why}", fr.path, fr.line)
-    if f"{mod}.{fr.qualname}" != r.qualname:
-        return Refusal(ID, f"`{r.qualname}` is a partial or an alias of `{mod}.{fr.qualname}`: the op boundary is "
-                           f"made at its target's own API", fr.path, fr.line)
-    return (ID, fr.path, fr.qualname), (fr.path, mod, fr.qualname)
+        return Refusal(ID, f"the op fix of `{r.qualname}` was withdrawn: {why}", r.path, r.line)
+    qual = r.qualname[len(mod) + 1:] if mod and r.qualname.startswith(mod + ".") else None
+    if not qual:
+        return Refusal(ID, f"`{r.qualname}` is not defined in {mod} (a partial or an alias): the op boundary is made "
+                           f"at its target's own API", r.path, r.line)
+    if "." in qual:
+        return Refusal(ID, f"`{r.qualname}` is a method or a nested function: its `self`/closure is a Python "
+                           f"object, which an op cannot take", r.path, r.line)
+    fs = ctx.function_summary(mod, qual)
+    if fs is None:
+        return Refusal(ID, f"`{r.qualname}` is not a function of {mod} (a partial or an alias): the op boundary is "
+                           f"made at its target's own API", r.path, r.line)
+    return (ID, r.path, qual), (r.path, mod, qual)
 
 
 # ------------------------------------------------------------------------------------------------ types

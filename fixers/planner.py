@@ -55,15 +55,20 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
             if isinstance(s, Refusal):
                 refusals.append(s)
                 continue
+            extra = []
+            if isinstance(s, list):  # api-op: the finding's own public API first, then the others reaching it
+                s, extra = s[0], s[1:]
+                for k2, p2 in extra:
+                    plan2 = _build(built, fx, fid, ctx, k2, p2)
+                    if not isinstance(plan2, Refusal):  # another API's own op: a plan of its own
+                        chosen.setdefault(plan2.key, plan2)
+                        if f not in chosen[plan2.key].findings:
+                            chosen[plan2.key].findings.append(f)
+                if isinstance(s, Refusal):  # the finding's own region is not an API the fixer can make an op
+                    refusals.append(s)
+                    continue
             key, payload = s
-            if key not in built:
-                try:
-                    built[key] = fx.build(ctx, payload)
-                except FixError as e:
-                    built[key] = Refusal(fid, str(e))
-                except Exception as e:
-                    built[key] = Refusal(fid, f"internal error: {type(e).__name__}: {e}")
-            plan = built[key]
+            plan = _build(built, fx, fid, ctx, key, payload)
             if isinstance(plan, Refusal):
                 refusals.append(plan)
                 continue
@@ -93,6 +98,17 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
             continue
         rendered.append(p)
     return Planning(rendered, unfixable)
+
+
+def _build(built: dict, fx, fid: str, ctx, key, payload):
+    if key not in built:
+        try:
+            built[key] = fx.build(ctx, payload)
+        except FixError as e:
+            built[key] = Refusal(fid, str(e))
+        except Exception as e:
+            built[key] = Refusal(fid, f"internal error: {type(e).__name__}: {e}")
+    return built[key]
 
 
 def plan_fixes(result, options: Optional[FixOptions] = None) -> list:
