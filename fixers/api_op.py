@@ -250,11 +250,29 @@ def build(ctx, payload):
         ret_type, fake_body = "None", ["return None"]
         shape = (f"an out-parameter API: the allocation of {', '.join(f'`{o}`' for o in names_o)} stays in "
                  f"`{qual}` (traced), the op writes it")
+    elif f"{mod}.{qual}" in (ctx.options.fakes or {}):
+        conf = ctx.options.fakes[f"{mod}.{qual}"].strip()
+        mutates = mutated
+        ret_type = libsrc.schema_type(fn.returns)
+        if conf.startswith("same-as:"):
+            arg = conf.split(":", 1)[1].strip()
+            if types.get(arg) != "torch.Tensor":
+                return refuse(f"the configured fake `{conf}` names no tensor argument")
+            ret_type, fake_body = "torch.Tensor", [f"return torch.empty_like({arg})"]
+        elif ":" in conf and ret_type not in (None, "None"):
+            module_, _, func = conf.partition(":")
+            fake_body = [f"from {module_} import {func} as _configured_fake",
+                         f"return _configured_fake({', '.join(p.name for p in sig.params if p.name not in eager)})"]
+        else:
+            return refuse(f"the configured fake `{conf}` needs `same-as:<arg>`, or `module:function` with a return "
+                          f"annotation the op schema can express")
+        shape = f"the fake `{conf}` comes from the configuration: the output is asserted, not derived"
     else:
         try:
             spec = d.derive(fid)
         except CannotDerive as e:
-            return refuse(f"no sound fake: {e}")
+            return refuse(f"no sound fake: {e}; name one in [tool.compile-lint.fix.fakes] "
+                          f"(\"{mod}.{qual}\" = \"same-as:<arg>\" or \"module:function\")")
         h = spec.entry
         mutates = tuple(x for x in h.mutated if x in tensor_params)
         if h.ret == "none":

@@ -37,7 +37,7 @@ def _label(path: str) -> str:
 def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
     options = options or FixOptions()
     ctx = Context(result, options)
-    order = [f for f in ORDER if (not options.only or _FIXER_OF.get(f, f) in options.only)
+    order = [f for f in ORDER if (not options.only or f in options.only or _FIXER_OF.get(f, f) in options.only)
              and (f != api_op.ID or options.fix_in)]
     built: dict = {}
     chosen: dict = {}

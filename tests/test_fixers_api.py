@@ -27,7 +27,7 @@ TESTS = Path(__file__).parent
 API = TESTS / "fixers" / "api"
 RUNTIME = TESTS / "fixers" / "runtime"
 UPDATE = bool(os.environ.get("COMPILE_LINT_UPDATE_FIXTURES"))
-FIXED = {"rmsnorm", "scale", "split_quantize", "scale_inplace", "scale_by"}  # made ops
+FIXED = {"rmsnorm", "scale", "split_quantize", "scale_inplace", "scale_by", "scale_copy"}  # made ops
 REFUSED = {"scale_with": "is a Python object", "Runner.run": "is a method"}
 
 
@@ -41,7 +41,8 @@ def _opts(pkg: Path) -> ScanOptions:
     return ScanOptions(paths=[pkg], search_path=[pkg.parent], use_environment=False, public_api=["apilib"])
 
 
-FIX_OPTS = dict(fix_in=("apilib",), unsafe=True, op_namespace="apilib_cl")
+# scale_copy's output is the kernel's own: its fake is configured, as a maintainer would
+FIX_OPTS = dict(fix_in=("apilib",), unsafe=True, op_namespace="apilib_cl", fakes={"apilib.ops.scale_copy": "same-as:x"})
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +128,7 @@ CASES = {
     "scale_by_number": ("args = (torch.randn(4, 16),)", "def f(x): return apilib.scale_by(x, 1.5)"),
     "scale_by_tensor": ("args = (torch.randn(4, 16), torch.tensor(0.25))",
                         "def f(x, s): return apilib.scale_by(x, s)"),
+    "scale_copy": ("args = (torch.randn(4, 16),)", "def f(x): return apilib.scale_copy(x, 0.5) + 1"),
     "fused_scale": ("args = (torch.randn(4, 16),)", "def f(x): return apilib.fused_scale(x, 0.5)"),
 }
 
@@ -231,3 +233,12 @@ def test_a_withdrawn_api_is_refused_with_its_reason(tmp_path):
     assert made == FIXED - {"scale"}
     why = [r.reason for u in planning.unfixable if u.finding.region.qualname == "apilib.ops.scale" for r in u.refusals]
     assert any("withdrawn: replay differs" in r for r in why), why
+
+
+def test_without_a_configured_fake_an_underivable_api_is_refused_with_the_hint(tmp_path):
+    pkg = _place(tmp_path)
+    planning = plan_all(scan(_opts(pkg)), FixOptions(fix_in=("apilib",), unsafe=True))
+    assert not any("`apilib.ops.scale_copy`" in p.description for p in planning.plans)
+    why = [r.reason for u in planning.unfixable if u.finding.region.qualname == "apilib.ops.scale_copy"
+           for r in u.refusals]
+    assert any("no sound fake" in r and "[tool.compile-lint.fix.fakes]" in r for r in why), why

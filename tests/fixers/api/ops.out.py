@@ -172,6 +172,27 @@ def scale_by(x: torch.Tensor, factor: Union[torch.Tensor, float],
     return _scale_by_op(x, factor if isinstance(factor, torch.Tensor) else None, None if isinstance(factor, torch.Tensor) else factor)
 
 
+def _scale_copy_unwrapped(x: torch.Tensor, factor: float) -> torch.Tensor:
+    """The kernel returns its own output: no allocation to derive a fake from (configured: same-as:x)."""
+    return get_module().scale_copy(x, factor)
+
+
+@torch.library.custom_op("apilib_cl::scale_copy", mutates_args=("x",))
+def _scale_copy_op(x: torch.Tensor, factor: float) -> torch.Tensor:
+    # the public API `scale_copy`, opaque to torch.compile (compile-lint op boundary)
+    return _scale_copy_unwrapped(x, factor)
+
+
+@_scale_copy_op.register_fake
+def _scale_copy_op_fake(x, factor):
+    return torch.empty_like(x)
+
+
+def scale_copy(x: torch.Tensor, factor: float) -> torch.Tensor:
+    """The kernel returns its own output: no allocation to derive a fake from (configured: same-as:x)."""
+    return _scale_copy_op(x, factor)
+
+
 def fused_scale(x: torch.Tensor, factor: float) -> torch.Tensor:
     """Calls another public API: its op boundary is this function, the inner one stays inside it."""
     return scale(x, factor) + 0
