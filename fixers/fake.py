@@ -32,7 +32,10 @@ ALLOC_FUNCS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full
 ALLOC_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided"})
 VIEW_METHODS = frozenset({"reshape", "view", "transpose", "permute", "t", "contiguous", "unsqueeze", "squeeze",
                           "flatten", "unflatten", "narrow", "expand", "view_as", "reshape_as", "movedim",
-                          "swapaxes", "split", "chunk", "select", "to", "__getitem__"})
+                          "swapaxes", "split", "chunk", "select", "to", "__getitem__",
+                          # dtype conversions: a copy, or the tensor itself when the dtype already matches
+                          "float", "half", "bfloat16", "double", "int", "long", "short", "bool", "byte",
+                          "type_as"})
 META_METHODS = frozenset({"size", "stride", "dim", "numel", "nelement", "element_size", "is_contiguous",
                           "ndimension", "storage_offset", "get_device", "is_floating_point", "is_complex"})
 META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "T", "mT"})
