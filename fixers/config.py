@@ -5,6 +5,9 @@
     hoist-to = "init"                  # "import" (default) or "init"
     fix-in = ["flashinfer"]            # packages whose code may be edited (default: the scanned code only)
 
+    [tool.compile-lint.fix.withdrawn]  # public APIs whose op fix failed a check on the GPU: not fixed again
+    "flashinfer.sampling.softmax" = "replay differs from eager"
+
     [tool.compile-lint.fix.fakes]      # fakes for op boundaries the fixer cannot derive
     "flashinfer.fp4_quantize" = "same-as:input"     # output like this argument (torch.empty_like)
     "mylib.kernels.run" = "mypkg.fakes:run_fake"    # your own fake function
@@ -61,6 +64,11 @@ def options_from_config(start, base: Optional[FixOptions] = None) -> FixOptions:
     if cfg.get("fix-in") and not base.fix_in:
         v = cfg["fix-in"]
         base.fix_in = tuple([v] if isinstance(v, str) else v)
+    withdrawn = cfg.get("withdrawn") or {}
+    if isinstance(withdrawn, dict):
+        merged = {str(k): str(v) for k, v in withdrawn.items()}
+        merged.update(base.withdrawn)
+        base.withdrawn = merged
     fakes = cfg.get("fakes") or {}
     if isinstance(fakes, dict):
         merged = {str(k): str(v) for k, v in fakes.items()}

@@ -32,7 +32,10 @@ ALLOC_FUNCS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full
 ALLOC_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided"})
 VIEW_METHODS = frozenset({"reshape", "view", "transpose", "permute", "t", "contiguous", "unsqueeze", "squeeze",
                           "flatten", "unflatten", "narrow", "expand", "view_as", "reshape_as", "movedim",
-                          "swapaxes", "split", "chunk", "select", "to", "__getitem__"})
+                          "swapaxes", "split", "chunk", "select", "to", "__getitem__",
+                          # dtype conversions: a copy, or the tensor itself when the dtype already matches
+                          "float", "half", "bfloat16", "double", "int", "long", "short", "bool", "byte",
+                          "type_as"})
 META_METHODS = frozenset({"size", "stride", "dim", "numel", "nelement", "element_size", "is_contiguous",
                           "ndimension", "storage_offset", "get_device", "is_floating_point", "is_complex"})
 META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "T", "mT"})
@@ -299,8 +302,9 @@ class Deriver:
                         out.add(t.id)
             if not isinstance(node, ast.Call):
                 continue
-            passed = [a.id for a in list(node.args) + [k.value for k in node.keywords]
-                      if isinstance(a, ast.Name) and a.id in tensorish]
+            # a tensor argument, or a view of one (`query.view(n, -1, d)`): the kernel writes the argument
+            passed = [r for a in list(node.args) + [k.value for k in node.keywords]
+                      if (r := _view_root(a)) is not None and r in tensorish]
             recv = node.func.value.id if isinstance(node.func, ast.Attribute) and isinstance(
                 node.func.value, ast.Name) and node.func.value.id in tensorish else None
             if not passed and recv is None:
@@ -318,8 +322,8 @@ class Deriver:
                             if pname in inner:
                                 a = node.args[how[1]] if how[0] == "pos" else next(
                                     k.value for k in node.keywords if k.arg == how[1])
-                                if isinstance(a, ast.Name) and a.id in tensorish:
-                                    out.add(a.id)
+                                if _view_root(a) in tensorish:
+                                    out.add(_view_root(a))
                     except (CannotDerive, StopIteration, IndexError):
                         out.update(passed)
             elif kind == "inplace":
@@ -335,6 +339,19 @@ class Deriver:
         res = tuple(p for p in sig.names() if p in out)
         self.mut_memo[fid] = res
         return res
+
+
+def _view_root(a) -> Optional[str]:
+    """The parameter an argument is, or may be a view of (`x`, `x.view(...)`, `x[..., :d]`, `x.reshape(...).t()`)."""
+    while True:
+        if isinstance(a, ast.Name):
+            return a.id
+        if isinstance(a, ast.Subscript):
+            a = a.value
+        elif isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr in VIEW_METHODS:
+            a = a.func.value  # `.to()` / `.contiguous()` may return the tensor itself: over-approximating is sound
+        else:
+            return None
 
 
 def _walk_no_defs(body):

@@ -12,13 +12,19 @@ _TREES: dict = {}
 
 
 def tree(path: str) -> Optional[ast.Module]:
+    """The parsed file, cached while the file is unchanged (a fix round rewrites files the next round reads)."""
     p = str(path)
-    if p not in _TREES:
+    try:
+        st = Path(p).stat()
+        key = (p, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (p, None, None)
+    if key not in _TREES:
         try:
-            _TREES[p] = ast.parse(Path(p).read_text(encoding="utf-8"))
+            _TREES[key] = ast.parse(Path(p).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
-            _TREES[p] = None
-    return _TREES[p]
+            _TREES[key] = None
+    return _TREES[key]
 
 
 def find_def(path: str, qualname: str):

@@ -33,6 +33,9 @@ class FixOptions:
     max_rounds: int = 4  # fix -> re-scan rounds (a fix can uncover a call site the first scan merged away)
     # a --fix-in plan is written only if the fixed package imports as the original does (fixers/verify.py)
     verify_imports: bool = True
+    # public APIs ("pkg.mod.api") whose api-op fix failed a check outside the analyzer (eager results on the GPU
+    # differ, the capture fails) -> the reason: the fixer refuses them with it ([tool.compile-lint.fix.withdrawn])
+    withdrawn: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------------------- edits
@@ -102,7 +105,21 @@ class GeneratedBlock:
     imports: tuple = ()
 
 
-EDIT_TYPES = (ReplaceNode, AddImport, InsertTopLevel, AppendToMethod, AddDecorator, GeneratedBlock)
+@dataclass(frozen=True)
+class WrapDefInOp:
+    """The module-level function ``name`` becomes an op boundary: its definition (decorators, body) is renamed
+    ``impl``; ``op_code`` (the op and its fake) follows it; then the public ``name`` with the original header
+    and docstring and the body ``public_body``; then ``after`` (a top-level statement, may be empty)."""
+
+    path: str
+    name: str
+    impl: str
+    op_code: str
+    public_body: str
+    after: str = ""
+
+
+EDIT_TYPES = (ReplaceNode, AddImport, InsertTopLevel, AppendToMethod, AddDecorator, GeneratedBlock, WrapDefInOp)
 
 
 # ----------------------------------------------------------------------------------------------------- plans

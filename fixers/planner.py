@@ -14,13 +14,16 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from . import compiler_disable, hoist_load, op_boundary
+from . import api_op, compiler_disable, hoist_load, op_boundary
 from .model import SAFE, FixOptions, FixPlan, FixReport, GeneratedBlock, Planning, Refusal, ReplaceNode, Unfixable
 from .sites import Context
 from .source import FixError, atomic_write, render, unified_diff
 
-FIXERS = {op_boundary.ID: op_boundary, hoist_load.ID: hoist_load, compiler_disable.ID: compiler_disable}
-ORDER = (op_boundary.ID, hoist_load.ID, compiler_disable.ID)
+FIXERS = {api_op.ID: api_op, op_boundary.ID: op_boundary, hoist_load.ID: hoist_load,
+          compiler_disable.ID: compiler_disable}
+# api-op makes op-boundary plans at a public API (library mode with --fix-in); it is tried first there
+ORDER = (api_op.ID, op_boundary.ID, hoist_load.ID, compiler_disable.ID)
+_FIXER_OF = {api_op.ID: op_boundary.ID}
 
 
 def _label(path: str) -> str:
@@ -34,7 +37,8 @@ def _label(path: str) -> str:
 def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
     options = options or FixOptions()
     ctx = Context(result, options)
-    order = [f for f in ORDER if not options.only or f in options.only]
+    order = [f for f in ORDER if (not options.only or f in options.only or _FIXER_OF.get(f, f) in options.only)
+             and (f != api_op.ID or options.fix_in)]
     built: dict = {}
     chosen: dict = {}
     unfixable = []
@@ -51,15 +55,20 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
             if isinstance(s, Refusal):
                 refusals.append(s)
                 continue
+            extra = []
+            if isinstance(s, list):  # api-op: the finding's own public API first, then the others reaching it
+                s, extra = s[0], s[1:]
+                for k2, p2 in extra:
+                    plan2 = _build(built, fx, fid, ctx, k2, p2)
+                    if not isinstance(plan2, Refusal):  # another API's own op: a plan of its own
+                        chosen.setdefault(plan2.key, plan2)
+                        if f not in chosen[plan2.key].findings:
+                            chosen[plan2.key].findings.append(f)
+                if isinstance(s, Refusal):  # the finding's own region is not an API the fixer can make an op
+                    refusals.append(s)
+                    continue
             key, payload = s
-            if key not in built:
-                try:
-                    built[key] = fx.build(ctx, payload)
-                except FixError as e:
-                    built[key] = Refusal(fid, str(e))
-                except Exception as e:
-                    built[key] = Refusal(fid, f"internal error: {type(e).__name__}: {e}")
-            plan = built[key]
+            plan = _build(built, fx, fid, ctx, key, payload)
             if isinstance(plan, Refusal):
                 refusals.append(plan)
                 continue
@@ -91,6 +100,17 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
     return Planning(rendered, unfixable)
 
 
+def _build(built: dict, fx, fid: str, ctx, key, payload):
+    if key not in built:
+        try:
+            built[key] = fx.build(ctx, payload)
+        except FixError as e:
+            built[key] = Refusal(fid, str(e))
+        except Exception as e:
+            built[key] = Refusal(fid, f"internal error: {type(e).__name__}: {e}")
+    return built[key]
+
+
 def plan_fixes(result, options: Optional[FixOptions] = None) -> list:
     """The chosen fix per fix site for ``result`` (a ``ScanResult``), rendered (``FixPlan.files``/``diff``)."""
     return plan_all(result, options).plans
@@ -111,7 +131,8 @@ def _overlap(a, b) -> bool:
 
 def _drop_conflicts(plans: list, unfixable: list) -> list:
     """Two plans editing overlapping code: keep the one fixing more findings (then: fixer order)."""
-    ranked = sorted(plans, key=lambda p: (-len(p.findings), ORDER.index(p.fixer)))
+    ranked = sorted(plans, key=lambda p: (-len(p.findings), ORDER.index(p.key[0] if p.key and p.key[0] in ORDER
+                                                                          else p.fixer)))
     kept: list = []
     for p in ranked:
         clash = None

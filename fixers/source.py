@@ -19,6 +19,7 @@ from .model import (
     GeneratedBlock,
     InsertTopLevel,
     ReplaceNode,
+    WrapDefInOp,
 )
 
 
@@ -221,6 +222,7 @@ class _Renderer(cst.CSTTransformer):
         self.appends: dict = {}
         self.imports: list = []
         self.inserts: list = []
+        self.wraps: dict = {}
         self.stack: list = []
         self.unmatched: list = []
         for e in edits:
@@ -245,6 +247,8 @@ class _Renderer(cst.CSTTransformer):
             elif isinstance(e, InsertTopLevel):
                 if (e.after_line, e.code) not in self.inserts:
                     self.inserts.append((e.after_line, e.code))
+            elif isinstance(e, WrapDefInOp):
+                self.wraps.setdefault(e.name, e)
 
     # qualname tracking
     def visit_ClassDef(self, node):
@@ -280,7 +284,26 @@ class _Renderer(cst.CSTTransformer):
                 new = [s for s in _statements(code) if _norm(cst.Module(body=[]).code_for_node(s)) not in have]
                 if new:
                     updated = updated.with_changes(body=body.with_changes(body=[*body.body, *new]))
+        if not self.stack and plain in self.wraps and not any(
+                _norm(self.p.code(d.decorator)).rsplit(".", 1)[-1] == "overload" for d in original.decorators):
+            return self._wrap(updated, self.wraps.pop(plain))
         return updated
+
+    @staticmethod
+    def _wrap(fn, w):
+        """A module-level def -> its renamed body, the op code, and the public def calling the op."""
+        impl = fn.with_changes(name=cst.Name(w.impl))
+        body = fn.body
+        doc = []
+        if isinstance(body, cst.IndentedBlock) and body.body and _is_docstring(body.body[0]):
+            doc = [body.body[0]]
+        new_body = doc + _statements(w.public_body)
+        public = fn.with_changes(decorators=[], leading_lines=[cst.EmptyLine()] * 2,
+                                 body=cst.IndentedBlock(body=new_body))
+        out = [impl] + [_with_blank(s, 2) for s in _statements(w.op_code)] + [public]
+        if w.after:
+            out += [_with_blank(s, 2) for s in _statements(w.after)]
+        return cst.FlattenSentinel(out)
 
     def on_leave(self, original, updated):
         if original in self.replace:
@@ -365,6 +388,8 @@ def render(path: str, original: Optional[str], edits: list) -> str:
             e = r.unmatched[0]
             raise FixError(f"{path}:{e.line}: `{e.old}` is no longer at the position the scan saw")
         text = parsed.module.visit(r).code
+        if r.wraps:
+            raise FixError(f"{path}: `{next(iter(r.wraps))}` is no longer a module-level function")
     if text is None:
         raise FixError(f"{path}: nothing to render")
     check_parses(path, text)
