@@ -1,0 +1,554 @@
+"""Incremental analysis: after an edit, walk again only the regions whose inputs changed.
+
+A scan is a sequence of *top units*: the region search of each candidate file (``find``), then the walk of
+each region (``walk``).  While they run, a ``Tracker`` records, per unit, what it read:
+
+- *items* of summaries: ``("f", module, qualname)`` a function's summary (``Program.function`` and the
+  module's ``functions`` table), ``("c", ...)`` a class's, ``("b", module, name)`` a module-level binding,
+  ``("f*"|"c*"|"b*", module)`` a whole table (iterated), ``("m", module)`` anything else of the module (asked
+  for through ``Program.module``: imports, stores, ``__all__``...);
+- *checks*: answers computed from file text without a summary (which files mention an identifier, the
+  names a module's import statements bind), kept with their value, so an edit is checked against them;
+- the units whose results it reused: the walk shares its memo tables between regions (one walk per node,
+  one value per expression...), so a unit that hits an entry another unit computed depends on what that
+  unit read.  Every memo table of ``Program``, ``Reach`` and ``RegionFinder`` is replaced by a
+  ``TrackedMemo``, which keeps with each entry the unit that computed it; the walk's shared per-node work
+  (``Reach._steps``, ``Reach.actions``) is a unit of its own, so a region that meets a node another region
+  walked first depends on that node's reads, not on the other region's.  Tables that several units update
+  (the context counters that bound context sensitivity) remember every writer.
+
+After an edit whose file set is unchanged, each changed file's old and new summaries are compared item by
+item; the units that read a changed item are stale, and so is every unit that used a stale one (the
+dependency edges, followed forward).  The scan then runs in a fresh program with the same order of units:
+a top unit that is not stale returns its recorded result (the regions a file holds, a region's findings);
+a stale one runs again, tracked.  Anything not tracked (a new or deleted file, another search path, other
+options, the user's facts) makes a full scan, as before.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+_MISS = object()
+ROOT = 0
+
+
+class Tracker:
+    """Per unit: the items it read (``reads``) and the units whose results it used (``uses``)."""
+
+    def __init__(self, first_id: int = 1):
+        self.reads: dict = {ROOT: set()}
+        self.uses: dict = {ROOT: set()}
+        self.stack: list = [ROOT]
+        self.cur = ROOT
+        self.cur_reads = self.reads[ROOT]
+        self.cur_uses = self.uses[ROOT]
+        self.next_id = first_id
+        self.checks: dict = {}  # check item -> the value it had
+        self.loaded: list = []  # modules in the order they were loaded
+
+    def open(self) -> int:
+        uid = self.next_id
+        self.next_id += 1
+        self.reads[uid] = set()
+        self.uses[uid] = set()
+        self.cur_uses.add(uid)  # the enclosing unit uses what this one computes
+        self._enter(uid)
+        return uid
+
+    def _enter(self, uid: int) -> None:
+        self.stack.append(uid)
+        self.cur = uid
+        self.cur_reads = self.reads[uid]
+        self.cur_uses = self.uses[uid]
+
+    def close(self) -> None:
+        self.stack.pop()
+        uid = self.stack[-1]
+        self.cur = uid
+        self.cur_reads = self.reads[uid]
+        self.cur_uses = self.uses[uid]
+
+    def run(self, fn, *args):
+        """``fn(*args)`` as a new unit: (unit id, result)."""
+        uid = self.open()
+        try:
+            return uid, fn(*args)
+        finally:
+            self.close()
+
+
+class TrackedMemo(dict):
+    """A memo table whose entries remember the unit that computed them: a hit from another unit is a use.
+    Entries are stored as (value, unit); reads unwrap them."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, tracker: Tracker, init=None):
+        dict.__init__(self)
+        self.t = tracker
+        for k, v in (init or {}).items():
+            dict.__setitem__(self, k, (v, ROOT))
+
+    def _use(self, pair):
+        if pair[1] != self.t.cur:
+            self.t.cur_uses.add(pair[1])
+        return pair[0]
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, k, (v, self.t.cur))
+
+    def __getitem__(self, k):
+        return self._use(dict.__getitem__(self, k))
+
+    def get(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            return d
+        if pair[1] != self.t.cur:
+            self.t.cur_uses.add(pair[1])
+        return pair[0]
+
+    def __contains__(self, k):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            return False
+        self._use(pair)
+        return True
+
+    def setdefault(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            self[k] = d
+            return d
+        return self._use(pair)
+
+    def pop(self, k, *d):
+        pair = dict.pop(self, k, _MISS)
+        if pair is _MISS:
+            if d:
+                return d[0]
+            raise KeyError(k)
+        return pair[0]
+
+    def values(self):
+        return [self._use(p) for p in dict.values(self)]
+
+    def items(self):
+        return [(k, self._use(p)) for k, p in dict.items(self)]
+
+    def __iter__(self):
+        for p in dict.values(self):
+            self._use(p)
+        return dict.__iter__(self)
+
+
+class SharedMemo(dict):
+    """A table several units update (a counter, a set that grows): a read uses every unit that wrote the
+    entry, a write adds the writer.  Entries are stored as (value, writers)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def _use(self, pair):
+        self.t.cur_uses.update(w for w in pair[1] if w != self.t.cur)
+        return pair[0]
+
+    def __setitem__(self, k, v):
+        pair = dict.get(self, k, _MISS)
+        writers = (self.t.cur,) if pair is _MISS else pair[1] + ((self.t.cur,) if self.t.cur not in pair[1] else ())
+        dict.__setitem__(self, k, (v, writers))
+
+    def __getitem__(self, k):
+        return self._use(dict.__getitem__(self, k))
+
+    def get(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        return d if pair is _MISS else self._use(pair)
+
+    def __contains__(self, k):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            return False
+        self._use(pair)
+        return True
+
+    def setdefault(self, k, d=None):
+        """Used as ``seen = memo.setdefault(k, set()); seen.add(x)``: a read and a write."""
+        pair = dict.get(self, k, _MISS)
+        if pair is not _MISS:
+            self._use(pair)
+            d = pair[0]
+        self[k] = d
+        return d
+
+
+class TrackedMap(dict):
+    """A summary's ``functions`` / ``classes`` / ``bindings`` table: each key read is an item, iterating is a
+    read of the whole table."""
+
+    __slots__ = ("t", "kind", "mod")
+
+    def __init__(self, tracker: Tracker, kind: str, mod: str, data: dict):
+        dict.__init__(self, data)
+        self.t, self.kind, self.mod = tracker, kind, mod
+
+    def get(self, k, d=None):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.get(self, k, d)
+
+    def __getitem__(self, k):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.__getitem__(self, k)
+
+    def __contains__(self, k):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.__contains__(self, k)
+
+    def _all(self):
+        self.t.cur_reads.add((self.kind + "*", self.mod))
+
+    def __iter__(self):
+        self._all()
+        return dict.__iter__(self)
+
+    def keys(self):
+        self._all()
+        return dict.keys(self)
+
+    def values(self):
+        self._all()
+        return dict.values(self)
+
+    def items(self):
+        self._all()
+        return dict.items(self)
+
+    def __len__(self):
+        self._all()
+        return dict.__len__(self)
+
+    def __reduce__(self):  # pickled (the summary cache, the workers) as a plain dict
+        return (dict, (dict(self),))
+
+
+_TABLES = (("f", "functions"), ("c", "classes"), ("b", "bindings"))
+
+
+def _wrap_summary(tracker: Tracker, m) -> None:
+    for kind, attr in _TABLES:
+        table = getattr(m, attr)
+        if not isinstance(table, TrackedMap):
+            setattr(m, attr, TrackedMap(tracker, kind, m.name, table))
+
+
+# ------------------------------------------------------------------------------------------------ install
+_PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo", "_mro_memo", "_subclass_memo",
+                  "conditional_wrappers")
+_PROGRAM_SHARED = ("_call_contexts",)
+_REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
+                "_report_memo", "_steps_memo")
+_REACH_SHARED = ("_const_contexts",)
+_FINDER_MEMOS = ("_registry_memo", "_marker_name_memo")
+
+
+def track_program(tracker: Tracker, program) -> None:
+    """Record what ``program`` reads, per unit (instance attributes shadow the methods and tables)."""
+    for name in _PROGRAM_MEMOS:
+        setattr(program, name, TrackedMemo(tracker, getattr(program, name)))
+    for name in _PROGRAM_SHARED:
+        setattr(program, name, SharedMemo(tracker))
+    modules = program.modules
+    plain_module = program.module
+    functions, classes = program._function_of, program._class_of
+
+    def load(name: str):
+        m = modules.get(name, _MISS)
+        if m is _MISS:
+            m = plain_module(name)
+            tracker.loaded.append(name)
+            if m is not None:
+                _wrap_summary(tracker, m)
+        return m
+
+    def module(name: str):
+        tracker.cur_reads.add(("m", name))
+        return load(name)
+
+    def function(fid: str):
+        mod, _, qual = fid.partition(":")
+        tracker.cur_reads.add(("f", mod, qual))
+        f = functions.get(fid, _MISS)
+        if f is _MISS:
+            m = load(mod)
+            f = functions[fid] = dict.get(m.functions, qual) if m else None
+        return f
+
+    def klass(cid: str):
+        mod, _, qual = cid.partition(":")
+        tracker.cur_reads.add(("c", mod, qual))
+        c = classes.get(cid, _MISS)
+        if c is _MISS:
+            m = load(mod)
+            c = classes[cid] = dict.get(m.classes, qual) if m else None
+        return c
+
+    program.module, program.function, program.klass = module, function, klass
+    program._mention_index = _MentionIndexes(tracker)
+
+
+class _MentionIndexes(dict):
+    """``Program._mention_index``: each index's answers are recorded as checks."""
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def __setitem__(self, key, index):
+        plain = index.files_with
+        t = self.t
+
+        def files_with(needle: bytes, in_bases: bool = False):
+            ans = plain(needle, in_bases)
+            item = ("q", needle, in_bases)
+            t.cur_reads.add(item)
+            got = t.checks.setdefault(item, set())
+            got.update(str(p) for _, p, _ in ans)
+            return ans
+
+        index.files_with = files_with
+        dict.__setitem__(self, key, index)
+
+
+class _Rebound(dict):
+    """``RegionFinder._rebound``: module -> the names its import statements and aliases bind (from its text),
+    recorded as a check."""
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def get(self, k, d=None):
+        v = dict.get(self, k, d)
+        if v is not d:
+            self.t.cur_reads.add(("t", k))
+        return v
+
+    def __setitem__(self, k, v):
+        self.t.cur_reads.add(("t", k))
+        self.t.checks[("t", k)] = frozenset(v)
+        dict.__setitem__(self, k, v)
+
+
+def track_reach(tracker: Tracker, reach) -> None:
+    for name in _REACH_MEMOS:
+        setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
+    for name in _REACH_SHARED:
+        setattr(reach, name, SharedMemo(tracker))
+    plain_steps, plain_actions = reach._steps, reach.actions
+    steps_memo, actions_memo = reach._steps_memo, reach._actions
+
+    def steps(node, predicates, variant):
+        if dict.__contains__(steps_memo, (node, variant)):
+            return steps_memo[(node, variant)]
+        return tracker.run(plain_steps, node, predicates, variant)[1]
+
+    def actions(fid, self_cls, consts=()):
+        if dict.__contains__(actions_memo, (fid, self_cls, consts)):
+            return actions_memo[(fid, self_cls, consts)]
+        return tracker.run(plain_actions, fid, self_cls, consts)[1]
+
+    reach._steps, reach.actions = steps, actions
+
+
+def track_finder(tracker: Tracker, finder) -> None:
+    for name in _FINDER_MEMOS:
+        setattr(finder, name, TrackedMemo(tracker, getattr(finder, name)))
+    finder._rebound = _Rebound(tracker)
+
+
+# ------------------------------------------------------------------------------------------------ state
+@dataclass
+class IncState:
+    """What an incremental scan keeps between runs (in the result cache, beside the result)."""
+    reads: dict  # unit -> frozenset of items
+    uses: dict  # unit -> tuple of units
+    checks: dict  # check item -> value
+    finds: dict  # candidate module (or "public:pkg", "entry:spec") -> (unit, [Region], [UnresolvedRegion])
+    walks: list  # [(top key, Region, unit, result)] in scan order
+    loaded: list  # modules loaded, in order
+    candidates: tuple  # (module, likely) of each candidate, in order
+    next_id: int = 1
+
+
+@dataclass
+class Plan:
+    """What an edit changed: the stale units, and how many files were re-indexed to know it."""
+    stale: set
+    changed_items: set
+    reindexed: int = 0
+    changed_files: list = field(default_factory=list)
+    texts: dict = field(default_factory=dict)  # path -> (module, new bytes) of each edited file
+
+
+def changed_items(old, new, mod: str) -> set:
+    """The items whose value differs between two summaries of one module."""
+    out = set()
+    for kind, attr in _TABLES:
+        a, b = dict(getattr(old, attr)), dict(getattr(new, attr))
+        if kind == "f":
+            for t in (a, b):
+                top = t.get("<module>")
+                if top is not None:
+                    top.end_line = 0  # the file's length (see resultcache._analysis_view)
+        keys = {k for k in a.keys() | b.keys() if a.get(k, _MISS) != b.get(k, _MISS)}
+        out.update((kind, mod, k) for k in keys)
+        if keys:
+            out.add((kind + "*", mod))
+    rest = ("name", "is_package", "star_imports", "dunder_all", "stores", "required_imports", "env_keys_set",
+            "env_keys_removed", "suppressions", "file_suppressions", "error")
+    if any(getattr(old, r) != getattr(new, r) for r in rest):
+        out.add(("m", mod))
+    return out
+
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _mentions(data: bytes, needle: bytes, in_bases: bool) -> bool:
+    """Whether a file's text answers a mention query (program/locator.py's _MentionIndex)."""
+    from .program.locator import _CLASS_BASES_RE
+
+    if in_bases:
+        return needle in {w for h in _CLASS_BASES_RE.findall(data) for w in _IDENT.findall(h)}
+    word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+    return needle in data and word.search(data) is not None
+
+
+def stale_checks(checks: dict, changed: dict) -> set:
+    """The check items whose answer differs on the changed files' new text.  ``changed``: path -> (module,
+    new bytes)."""
+    from .regions import _ALIAS_RE, IMPORT_RE
+
+    out = set()
+    by_module = {m: data for m, data in changed.values()}
+    for item, value in checks.items():
+        if item[0] == "q":
+            _, needle, in_bases = item
+            for path, (_, data) in changed.items():
+                if _mentions(data, needle, in_bases) != (path in value):
+                    out.add(item)
+                    break
+        elif item[0] == "t" and item[1] in by_module:
+            data = by_module[item[1]]
+            names = {w for m in IMPORT_RE.finditer(data) for w in _IDENT.findall(m.group())}
+            names.update(_ALIAS_RE.findall(data))
+            if frozenset(names) != value:
+                out.add(item)
+    return out
+
+
+def stale_units(state: IncState, items: set) -> set:
+    """The units that read a changed item, and every unit that used one of them."""
+    users: dict = {}
+    for u, used in state.uses.items():
+        for v in used:
+            users.setdefault(v, []).append(u)
+    stale = {u for u, reads in state.reads.items() if not items.isdisjoint(reads)}
+    todo = list(stale)
+    while todo:
+        u = todo.pop()
+        for w in users.get(u, ()):
+            if w not in stale:
+                stale.add(w)
+                todo.append(w)
+    return stale
+
+
+class Incremental:
+    """One scan's tracking, and the reuse of a previous scan's units (``old`` and ``plan``) when given."""
+
+    def __init__(self, old: Optional[IncState] = None, plan: Optional[Plan] = None):
+        self.old = old if plan is not None else None
+        self.plan = plan
+        self.t = Tracker(first_id=old.next_id if self.old is not None else 1)
+        self.finds: dict = {}
+        self.walks: list = []
+        self.kept: set = set()  # old units whose results this scan reused
+        self._old_walks: dict = {}
+        if self.old is not None:
+            for key, region, uid, result in self.old.walks:
+                self._old_walks.setdefault(key, []).append((region, uid, result))
+        self.walked = 0  # regions walked again
+        self.reused = 0
+
+    def install(self, program, reach, finder) -> None:
+        track_program(self.t, program)
+        track_reach(self.t, reach)
+        track_finder(self.t, finder)
+
+    def find(self, key: str, do_find, unresolved: list) -> list:
+        old = self.old.finds.get(key) if self.old is not None else None
+        if old is not None and old[0] not in self.plan.stale:
+            uid, regions, unres = old
+            self.kept.add(uid)
+            unresolved.extend(unres)
+            self.finds[key] = old
+            return list(regions)
+        n = len(unresolved)
+        uid, regions = self.t.run(do_find)
+        self.finds[key] = (uid, list(regions), list(unresolved[n:]))
+        return regions
+
+    def walk(self, key: str, region, do_walk):
+        for i, (r, uid, result) in enumerate(self._old_walks.get(key, ())):
+            if r == region and uid not in self.plan.stale:
+                del self._old_walks[key][i]
+                self.kept.add(uid)
+                self.walks.append((key, region, uid, result))
+                self.reused += 1
+                return result
+        uid, result = self.t.run(do_walk)
+        self.walks.append((key, region, uid, result))
+        self.walked += 1
+        return result
+
+    def state(self, candidates: tuple) -> IncState:
+        reads = {u: frozenset(r) for u, r in self.t.reads.items() if u != ROOT}
+        uses = {u: tuple(s) for u, s in self.t.uses.items() if u != ROOT}
+        checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
+        loaded = list(self.t.loaded)
+        if self.old is not None:  # the old units still in use, and everything they used
+            todo = list(self.kept)
+            seen = set()
+            while todo:
+                u = todo.pop()
+                if u in seen or u in reads:
+                    continue
+                seen.add(u)
+                reads[u] = self.old.reads.get(u, frozenset())
+                uses[u] = self.old.uses.get(u, ())
+                todo.extend(uses[u])
+            for k, v in self.old.checks.items():
+                if k[0] == "q":  # the files any unit saw answer, old or new: each path's answer is its text's
+                    checks[k] = v | checks.get(k, frozenset())
+                elif k not in checks:
+                    checks[k] = v
+            for k, v in checks.items():  # the edited files' answers are their new text's
+                if k[0] == "q":
+                    gone = {p for p, (_, data) in self.plan.texts.items() if p in v and not _mentions(data, *k[1:])}
+                    if gone:
+                        checks[k] = v - gone
+            now = set(loaded)
+            loaded += [m for m in self.old.loaded if m not in now]
+        return IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
+
+    def modules_read(self, state: IncState) -> list:
+        """The modules the units of ``state`` loaded, in load order."""
+        mods = {it[1] for reads in state.reads.values() for it in reads if it[0] in ("m", "f", "c", "b", "f*",
+                                                                                     "c*", "b*")}
+        return [m for m in state.loaded if m in mods]

@@ -1,0 +1,172 @@
+"""Incremental analysis (lint/incremental.py): after an edit, the result cache walks again only the regions
+whose inputs changed -- and the findings are always those of a scan without any cache."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.report import to_json
+
+HERE = Path(__file__).parent
+CASES = HERE / "corpus" / "cases"
+
+
+def _scan(root: Path, cache, **kw):
+    opts = dict(paths=[root], use_environment=False, use_installed_torch=False, show_disabled=True,
+                cache_dir=cache, use_result_cache=cache is not None)
+    opts.update(kw)
+    return scan(ScanOptions(**opts))
+
+
+def _findings(result) -> list:
+    return json.loads(to_json(result))["findings"]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new mtime even on a coarse clock
+
+
+def _check(root: Path, cache: Path, **kw):
+    """The incremental scan's findings equal a scan without cache; the incremental scan's result."""
+    got = _scan(root, cache, **kw)
+    want = _scan(root, None, **kw)
+    assert _findings(got) == _findings(want)
+    assert [r.label for r in got.regions] == [r.label for r in want.regions]
+    again = _scan(root, cache, **kw)  # and the state it left answers the next run
+    assert again.stats["result_cache"] == "hit" and _findings(again) == _findings(want)
+    return got
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    first = _scan(root, cache)
+    assert first.stats["result_cache"] == "miss"
+    return root, cache
+
+
+# each edit: (file, old text, new text); applied one after the other to the same tree
+EDITS = [
+    # the body of a leaf that one region reaches: a new hazard in it
+    ("helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"', 'return os.environ.get("CUDA_V") or "0.0"'),
+    # a new function nobody calls
+    ("helpers_pkg/pure_math.py", "\n", "\n\ndef _never_called():\n    import subprocess\n    subprocess.run(['x'])\n"),
+    # a call to a hazard added to a reached function
+    ("c131_clean_cross_module_chain.py", "import torch", "import torch\nimport subprocess"),
+    # a module-level constant that a guard reads
+    ("c128_if_global_flag_false.py", "= False", "= True"),
+    # a class's base changed (after adding the classes, then using one)
+    ("c115_submodule_forward.py", "class Top(", "class Quiet(torch.nn.Module):\n    def forward(self, x):\n"
+     "        return x\n\n\nclass Sub2(Quiet):\n    pass\n\n\nclass Top("),
+    ("c115_submodule_forward.py", "self.sub = Sub()", "self.sub = Sub2()"),
+    ("c115_submodule_forward.py", "class Sub2(Quiet):", "class Sub2(Sub):"),
+    # an import renamed
+    ("c005_subprocess_cross_module_from_import.py", "import get_cuda_version",
+     "import get_cuda_version as gcv\nget_cuda_version = gcv"),
+]
+
+
+def test_each_kind_of_edit_gives_the_findings_of_a_scan_without_cache(corpus):
+    root, cache = corpus
+    for rel, old, new in EDITS:
+        _edit(root / rel, old, new)
+        got = _check(root, cache)
+        assert got.stats["result_cache"] in ("incremental", "miss"), rel
+
+
+def test_a_leaf_edit_walks_only_the_regions_that_reach_it(corpus):
+    root, cache = corpus
+    _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
+          'return os.environ.get("CUDA_V") or "0.0"')
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert got.stats["result_cache"] == "incremental"
+    assert 0 < inc["regions_walked"] < len(got.regions) / 4, inc
+    assert inc["regions_reused"] + inc["regions_walked"] == len(got.regions)
+
+
+def test_an_edit_no_region_reads_walks_no_region(corpus):
+    root, cache = corpus
+    # a module of the tree that no compiled region imports
+    (root / "helpers_pkg" / "unused_mod.py").write_text("def f():\n    return 1\n")
+    assert _scan(root, cache).stats["result_cache"] == "miss"  # a new file: a full scan
+    _edit(root / "helpers_pkg" / "unused_mod.py", "return 1", "import subprocess\n    return subprocess.run(['x'])")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
+    assert got.stats["incremental"]["regions_walked"] == 0
+
+
+def test_a_new_region_in_an_existing_file(corpus):
+    root, cache = corpus
+    _edit(root / "c130_clean_math.py", "import torch",
+          "import torch\nimport subprocess\n\n\n@torch.compile(fullgraph=True)\ndef added(x):\n"
+          "    subprocess.run(['ls'])\n    return x\n")
+    _check(root, cache)
+
+
+def test_deleted_and_added_files(corpus):
+    root, cache = corpus
+    (root / "c130_clean_math.py").unlink()
+    _check(root, cache)
+    (root / "c999_new.py").write_text("import subprocess\nimport torch\n\n\n@torch.compile(fullgraph=True)\n"
+                                      "def g(x):\n    subprocess.run(['ls'])\n    return x\n")
+    _check(root, cache)
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in (HERE / "fixtures").iterdir() if p.is_dir()))
+def test_fixtures_edit_every_function_body(tmp_path, fixture):
+    """Every function of every file of a fixture gets a new environment read in its body, one at a time."""
+    import ast
+
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    kinds = []
+    def functions(path: Path) -> list:
+        tree = ast.parse(path.read_text())
+        return sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                      key=lambda n: n.lineno)
+
+    for path in sorted(root.rglob("*.py")):
+        for i in range(min(6, len(functions(path)))):
+            first = functions(path)[i].body[0]
+            indent = " " * first.col_offset
+            text = path.read_text().splitlines(keepends=True)
+            text.insert(first.lineno - 1, f"{indent}__import__('os').environ.get('INC_EDIT')\n")
+            path.write_text("".join(text))
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+            kinds.append(_check(root, cache).stats["result_cache"])
+    assert kinds and set(kinds) == {"incremental"}, kinds
+
+
+def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
+    """The hook's scan keeps every path to each hazard: after an edit, the same paths as without cache."""
+    root, cache = corpus
+
+    def paths(result) -> dict:
+        return {k: sorted((f.region.qualname, tuple((fr.path, fr.line) for fr in f.trace), f.conditions)
+                          for f in v) for k, v in result.paths_by_hazard.items()}
+
+    first = _scan(root, cache, keep_paths_by_hazard=True)
+    assert first.stats["result_cache"] == "miss" and first.paths_by_hazard
+    hit = _scan(root, cache, keep_paths_by_hazard=True)
+    assert hit.stats["result_cache"] == "hit" and paths(hit) == paths(first)
+    _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
+          'return os.environ.get("CUDA_V") or "0.0"')
+    got = _scan(root, cache, keep_paths_by_hazard=True)
+    want = _scan(root, None, keep_paths_by_hazard=True)
+    assert got.stats["result_cache"] == "incremental"
+    assert _findings(got) == _findings(want) and paths(got) == paths(want)
