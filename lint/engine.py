@@ -291,12 +291,12 @@ def _scan(options: ScanOptions) -> ScanResult:
     loader.parsed += loader.ahead.finish()  # every file of the set, used or not: counts do not depend on timing
     inc_state = None
     if inc is not None:
-        inc_state = inc.state(cand_key)
+        inc_state = inc.state(cand_key, program.modules)
         if reusing:
             # what the post-walk steps read of the program (keys the program sets, suppressions, the
-            # coverage's imports) is every module the scan loaded: those the reused regions loaded too
-            for name in inc.modules_read(inc_state):
-                program.module(name)
+            # coverage's imports) is every module the scan loaded: the reused regions' ones too, as stand-ins
+            # that read their summary only if a step needs more (incremental.ModuleStub)
+            inc.stand_in(program, inc_state, lambda name, path, pkg: loader(name, Path(path), pkg))
     findings = _drop_set_env_keys(merged.findings(), program)
     findings = _add_cache_notes(findings, program)
     _attach_fix_candidates(findings)

@@ -383,6 +383,9 @@ class IncState:
     loaded: list  # modules loaded, in order
     candidates: tuple  # (module, likely) of each candidate, in order
     next_id: int = 1
+    # module -> what the post-walk steps read of it (ModuleStub): a reused region's modules are not loaded
+    modinfo: dict = field(default_factory=dict)
+    root_modules: frozenset = frozenset()  # modules read outside any unit
 
 
 @dataclass
@@ -517,7 +520,17 @@ class Incremental:
         self.walked += 1
         return result
 
-    def state(self, candidates: tuple) -> IncState:
+    def state(self, candidates: tuple, modules: Optional[dict] = None) -> IncState:
+        """``modules``: the program's loaded modules (their ModuleStub data is kept)."""
+        st = self._state(candidates)
+        if self.old is not None:
+            st.modinfo.update((m, i) for m, i in self.old.modinfo.items())
+        for name, m in (modules or {}).items():
+            if m is not None and not isinstance(m, ModuleStub):
+                st.modinfo[name] = module_info(m)
+        return st
+
+    def _state(self, candidates: tuple) -> IncState:
         reads = {u: frozenset(r) for u, r in self.t.reads.items() if u != ROOT}
         uses = {u: tuple(s) for u, s in self.t.uses.items() if u != ROOT}
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
@@ -543,12 +556,68 @@ class Incremental:
                     gone = {p for p, (_, data) in self.plan.texts.items() if p in v and not _mentions(data, *k[1:])}
                     if gone:
                         checks[k] = v - gone
-            now = set(loaded)
-            loaded += [m for m in self.old.loaded if m not in now]
-        return IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
+            before = set(self.old.loaded)
+            loaded = list(self.old.loaded) + [m for m in loaded if m not in before]
+        root = {it[1] for it in self.t.reads[ROOT] if it[0] in _MODULE_ITEMS}
+        st = IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
+        st.root_modules = frozenset(root)
+        return st
 
     def modules_read(self, state: IncState) -> list:
         """The modules the units of ``state`` loaded, in load order."""
-        mods = {it[1] for reads in state.reads.values() for it in reads if it[0] in ("m", "f", "c", "b", "f*",
-                                                                                     "c*", "b*")}
+        mods = set(state.root_modules)
+        for reads in state.reads.values():
+            mods.update(it[1] for it in reads if it[0] in _MODULE_ITEMS)
         return [m for m in state.loaded if m in mods]
+
+    def stand_in(self, program, state: IncState, load) -> None:
+        """Put in ``program.modules``, in load order, every module the units of ``state`` loaded: what this
+        scan loaded itself, and for the others a ModuleStub (``load(name, path, is_package)`` reads the
+        summary if a post-walk step asks for more than the stub holds)."""
+        modules = program.modules
+        ordered = {}
+        for name in self.modules_read(state):
+            if name in modules:
+                ordered[name] = modules[name]
+                continue
+            info = state.modinfo.get(name)
+            if info is None:
+                ordered[name] = program.module(name)
+                continue
+            stub = ModuleStub(name, info, load)
+            program.env_set.update(stub.env_keys_set)
+            program.env_removed.update(stub.env_keys_removed)
+            ordered[name] = stub
+        rest = [(k, v) for k, v in modules.items() if k not in ordered]
+        modules.clear()
+        modules.update(ordered)
+        modules.update(rest)
+
+
+_MODULE_ITEMS = frozenset({"m", "f", "c", "b", "f*", "c*", "b*"})
+
+
+def module_info(m) -> tuple:
+    from .coverage import _import_sites
+
+    return (m.path, m.is_package, tuple(m.env_keys_set), tuple(m.env_keys_removed), dict(m.suppressions),
+            tuple(m.file_suppressions), m.error, tuple(_import_sites(m)))
+
+
+class ModuleStub:
+    """A module a reused region loaded, as the post-walk steps see it (lint/engine.py: the keys the program
+    sets, suppressions, coverage's imports), without reading its summary; any other attribute reads it."""
+
+    def __init__(self, name: str, info: tuple, load):
+        self.name = name
+        (self.path, self.is_package, self.env_keys_set, self.env_keys_removed, self.suppressions,
+         self.file_suppressions, self.error, self.import_sites) = info
+        self._load = load
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") or attr in ("_load", "_real"):
+            raise AttributeError(attr)
+        real = self.__dict__.get("_real")
+        if real is None:
+            real = self.__dict__["_real"] = self._load(self.name, self.path, self.is_package)
+        return getattr(real, attr)

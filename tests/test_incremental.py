@@ -170,3 +170,33 @@ def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
     want = _scan(root, None, keep_paths_by_hazard=True)
     assert got.stats["result_cache"] == "incremental"
     assert _findings(got) == _findings(want) and paths(got) == paths(want)
+
+
+def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
+    """A region that is reused loads nothing in the incremental scan: its modules' suppressions, the
+    environment keys they set, and the cached loaders on its paths must still count (incremental.ModuleStub)."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h1 import work\n\n\n@torch.compile(fullgraph=True)\ndef f1(x):\n"
+                    "    return work(x)\n",
+        "pkg/h1.py": "import functools\nimport os\nimport subprocess\nfrom pkg.h3 import flag\n\n\n@functools.cache\n"
+                     "def load():\n    return subprocess.run(['nvcc'])\n\n\ndef work(x):\n    load()\n"
+                     "    os.environ.get('SET_BY_H3')\n    flag()\n"
+                     "    os.environ.get('IGNORED')  # compile-lint: ignore[CL201]\n    return x\n",
+        "pkg/h3.py": "import os\n\nos.environ['SET_BY_H3'] = '1'\n\n\ndef flag():\n    return 1\n",
+        "pkg/b.py": "import torch\nfrom pkg.h2 import other\n\n\n@torch.compile(fullgraph=True)\ndef f2(x):\n"
+                    "    return other(x)\n",
+        "pkg/h2.py": "def other(x):\n    return x\n",
+    }
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+    first = _scan(root, cache)
+    rules = sorted(f.rule for f in first.findings)
+    assert "CL301" in rules and first.suppressed and not any("SET_BY_H3" in f.message for f in first.findings)
+    _edit(root / "pkg/h2.py", "return x", "import os; return os.environ.get('NEW')")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 1 and got.stats["incremental"]["regions_reused"] == 1
+    assert len(got.suppressed) == len(first.suppressed)
