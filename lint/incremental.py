@@ -46,6 +46,8 @@ class Tracker:
         self.cur_uses = self.uses[ROOT]
         self.next_id = first_id
         self.checks: dict = {}  # check item -> the value it had
+        self.last_closed = ROOT
+        self.made = 0  # memo entries made so far (Tracker.frame)
         self.loaded: list = []  # modules in the order they were loaded
 
     def open(self) -> int:
@@ -69,6 +71,30 @@ class Tracker:
         self.cur = uid
         self.cur_reads = self.reads[uid]
         self.cur_uses = self.uses[uid]
+
+    def frame(self, fn, *args):
+        """``fn(*args)`` in a unit of its own if it makes a memo entry (what it computes is then tagged with
+        what it read, not with all the enclosing unit read); else its reads and uses are the enclosing
+        unit's (folded: no unit kept)."""
+        parent = self.cur
+        uid = self.next_id
+        self.next_id += 1
+        reads, uses = set(), set()
+        self.reads[uid] = reads
+        self.uses[uid] = uses
+        self._enter(uid)
+        made = self.made
+        try:
+            return fn(*args)
+        finally:
+            self.close()
+            if self.made == made:  # nothing is tagged with it
+                del self.reads[uid], self.uses[uid]
+                self.cur_reads |= reads
+                uses.discard(parent)
+                self.cur_uses |= uses
+            else:
+                self.cur_uses.add(uid)
 
     def run(self, fn, *args):
         """``fn(*args)`` as a new unit: (unit id, result)."""
@@ -98,6 +124,7 @@ class TrackedMemo(dict):
 
     def __setitem__(self, k, v):
         dict.__setitem__(self, k, (v, self.t.cur))
+        self.t.made += 1
 
     def __getitem__(self, k):
         return self._use(dict.__getitem__(self, k))
@@ -144,6 +171,16 @@ class TrackedMemo(dict):
         return dict.__iter__(self)
 
 
+class _LastUnitMemo(TrackedMemo):
+    """A table whose entries are set right after the unit that computed them closed (``x = memo[k] =
+    compute()``): each entry is tagged with that unit (``Tracker.last_closed``), not the enclosing one."""
+
+    __slots__ = ()
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, k, (v, self.t.last_closed))
+
+
 class SharedMemo(dict):
     """A table several units update (a counter, a set that grows): a read uses every unit that wrote the
     entry, a write adds the writer.  Entries are stored as (value, writers)."""
@@ -162,6 +199,7 @@ class SharedMemo(dict):
         pair = dict.get(self, k, _MISS)
         writers = (self.t.cur,) if pair is _MISS else pair[1] + ((self.t.cur,) if self.t.cur not in pair[1] else ())
         dict.__setitem__(self, k, (v, writers))
+        self.t.made += 1
 
     def __getitem__(self, k):
         return self._use(dict.__getitem__(self, k))
@@ -251,7 +289,7 @@ _PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo"
                   "conditional_wrappers")
 _PROGRAM_SHARED = ("_call_contexts",)
 _REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
-                "_report_memo", "_steps_memo")
+                "_steps_memo")
 _REACH_SHARED = ("_const_contexts",)
 _FINDER_MEMOS = ("_registry_memo", "_marker_name_memo")
 
@@ -298,6 +336,31 @@ def track_program(tracker: Tracker, program) -> None:
         return c
 
     program.module, program.function, program.klass = module, function, klass
+
+    # the computations whose results the walk shares most (a function's return value, a module-level name,
+    # a function's decorated value, a class's MRO): each is a unit of its own when it makes an entry, so a
+    # unit that reuses it depends on what it read, not on the whole unit that happened to compute it first
+    plain_call, plain_global, plain_fvalue, plain_mro = (program.call, program.resolve_global,
+                                                         program.function_value, program.mro)
+    gmemo, fmemo, mmemo = program._global_memo, program._func_value_memo, program._mro_memo
+
+    def resolve_global(mod, name, typing=False, before=None):
+        if dict.__contains__(gmemo, (mod, name, typing, before)):
+            return gmemo[(mod, name, typing, before)]
+        return tracker.frame(plain_global, mod, name, typing, before)
+
+    def function_value(fid, scope):
+        if dict.__contains__(fmemo, fid):
+            return fmemo[fid]
+        return tracker.frame(plain_fvalue, fid, scope)
+
+    def mro(cid):
+        if dict.__contains__(mmemo, cid):
+            return mmemo[cid]
+        return tracker.frame(plain_mro, cid)
+
+    program.call = lambda v, args, kwargs, scope: tracker.frame(plain_call, v, args, kwargs, scope)
+    program.resolve_global, program.function_value, program.mro = resolve_global, function_value, mro
     program._mention_index = _MentionIndexes(tracker)
 
 
@@ -349,8 +412,19 @@ def track_reach(tracker: Tracker, reach) -> None:
         setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
     for name in _REACH_SHARED:
         setattr(reach, name, SharedMemo(tracker))
-    plain_steps, plain_actions = reach._steps, reach.actions
+    plain_steps, plain_actions, plain_text = reach._steps, reach.actions, reach._report_text
     steps_memo, actions_memo = reach._steps_memo, reach._actions
+    # what a report says is worked out once per (action, node...) and kept in _report_memo: as a unit of its
+    # own, so that the regions reporting the same hazard depend on what the report read (its node's path
+    # and qualname), not on the whole walk of the region that reported it first
+    reach._report_memo = _LastUnitMemo(tracker)
+
+    def report_text(*args, **kwargs):
+        uid, res = tracker.run(plain_text, *args, **kwargs)
+        tracker.last_closed = uid
+        return res
+
+    reach._report_text = report_text
 
     def steps(node, predicates, variant):
         if dict.__contains__(steps_memo, (node, variant)):
@@ -366,9 +440,34 @@ def track_reach(tracker: Tracker, reach) -> None:
 
 
 def track_finder(tracker: Tracker, finder) -> None:
+    """The region search of a file iterates its functions (a read of the whole table); what it works out for
+    each decorator and call site is a unit of its own that reads that function (and the scope it is
+    evaluated in), so that the memo entries it makes do not carry the whole file's reads to the walks that
+    reuse them."""
     for name in _FINDER_MEMOS:
         setattr(finder, name, TrackedMemo(tracker, getattr(finder, name)))
     finder._rebound = _Rebound(tracker)
+    may, dec, cdec, call = (finder._may_make_region, finder._from_decorator, finder._from_class_decorator,
+                            finder._from_call)
+
+    def scope_item(scope):
+        return ("f", *scope.func_id.partition(":")[::2]) if scope.func_id else ("f", scope.module, "<module>")
+
+    def unit(items: tuple, fn, *args):
+        uid = tracker.open()
+        try:
+            tracker.cur_reads.update(items)
+            return fn(*args)
+        finally:
+            tracker.close()
+
+    finder._may_make_region = lambda func, module_name, f: unit(
+        (("f", module_name, f.qualname) if f is not None else ("m", module_name),), may, func, module_name, f)
+    finder._from_decorator = lambda d, f, fid, path, scope: unit(
+        (("f", *fid.partition(":")[::2]), scope_item(scope)), dec, d, f, fid, path, scope)
+    finder._from_class_decorator = lambda d, c, cid, path, scope: unit(
+        (("c", *cid.partition(":")[::2]), scope_item(scope)), cdec, d, c, cid, path, scope)
+    finder._from_call = lambda site, path, scope: unit((scope_item(scope),), call, site, path, scope)
 
 
 # ------------------------------------------------------------------------------------------------ state

@@ -200,3 +200,43 @@ def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
     got = _check(root, cache)
     assert got.stats["incremental"]["regions_walked"] == 1 and got.stats["incremental"]["regions_reused"] == 1
     assert len(got.suppressed) == len(first.suppressed)
+
+
+_STATEMENTS = [
+    "__import__('os').environ.get('INC_RANDOM')",  # a new hazard (CL201)
+    "__import__('subprocess').run(['ls'])",  # a new hazard (CL101)
+    "pass",  # a line more: everything below moves
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_of_the_corpus(tmp_path, seed):
+    """Seeded random sequences of edits (a statement put into a random function, or a function removed from
+    its file's end): after each, the incremental findings equal a scan without cache."""
+    import ast
+    import random
+
+    rnd = random.Random(seed)
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    files = sorted(root.rglob("*.py"))
+    for _ in range(4):
+        path = rnd.choice(files)
+        src = path.read_text()
+        fns = sorted((n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                     key=lambda n: n.lineno)
+        if not fns:
+            continue
+        fn = rnd.choice(fns)
+        lines = src.splitlines(keepends=True)
+        if rnd.random() < 0.2 and fn.end_lineno == len(lines) and fn.col_offset == 0:
+            del lines[fn.lineno - 1 - len(fn.decorator_list):]  # the file's last function, removed
+        else:
+            first = fn.body[0]
+            lines.insert(first.lineno - 1, " " * first.col_offset + rnd.choice(_STATEMENTS) + "\n")
+        path.write_text("".join(lines))
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        _check(root, cache)
