@@ -233,6 +233,9 @@ def _scan(options: ScanOptions) -> ScanResult:
             raise ScanError(f"--torch-version {options.torch_version}: expected a version like 2.11 or 2.13.0")
         tr_source += f"; for --torch-version {options.torch_version}: {table.source}"
     all_paths = frozenset(str(f.path) for f in disc.files + opaque_files)
+    wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
+    markers = tuple(options.region_markers) + wrapper_names
+    likely_region_file = _likely_region_file(options, wrapper_names)
     results = None
     inc = None  # lint/incremental.py: what this scan reads, per region; the previous scan's regions to reuse
     facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
@@ -241,7 +244,8 @@ def _scan(options: ScanOptions) -> ScanResult:
         from .resultcache import ResultCache
 
         results = ResultCache(cache, _options_key(options, search_path, trace_rules))
-        cached = results.load(all_paths, incremental=not facts)
+        cached = results.load(all_paths, incremental=not facts, candidacy=lambda data: (
+            any(mk in data for mk in markers), any(mk in data for mk in markers) and likely_region_file(data)))
         if cached is not None:
             cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
             cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
@@ -251,11 +255,15 @@ def _scan(options: ScanOptions) -> ScanResult:
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
-    wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
-    markers = tuple(options.region_markers) + wrapper_names
-    likely_region_file = _likely_region_file(options, wrapper_names)
     likely, others = [], []
+    # an incremental scan reads again only the edited files: the others are candidates as they were
+    was = dict(inc.old.candidates) if inc is not None and inc.old is not None else None
+    edited = {p for p in inc.plan.texts} if was is not None else ()
     for f in disc.files:
+        if was is not None and str(f.path) not in edited:
+            if f.module in was:
+                (likely if was[f.module] else others).append(f)
+            continue
         try:
             with open(f.path, "rb") as fh:
                 data = fh.read()

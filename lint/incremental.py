@@ -474,7 +474,7 @@ def track_finder(tracker: Tracker, finder) -> None:
 @dataclass
 class IncState:
     """What an incremental scan keeps between runs (in the result cache, beside the result)."""
-    reads: dict  # unit -> frozenset of items
+    reads: dict  # unit -> the ids (``items``) of the items it read
     uses: dict  # unit -> tuple of units
     checks: dict  # check item -> value
     finds: dict  # candidate module (or "public:pkg", "entry:spec") -> (unit, [Region], [UnresolvedRegion])
@@ -485,6 +485,7 @@ class IncState:
     # module -> what the post-walk steps read of it (ModuleStub): a reused region's modules are not loaded
     modinfo: dict = field(default_factory=dict)
     root_modules: frozenset = frozenset()  # modules read outside any unit
+    items: dict = field(default_factory=dict)  # item -> its id (a unit's reads are ids: a smaller state)
 
 
 @dataclass
@@ -560,7 +561,8 @@ def stale_units(state: IncState, items: set) -> set:
     for u, used in state.uses.items():
         for v in used:
             users.setdefault(v, []).append(u)
-    stale = {u for u, reads in state.reads.items() if not items.isdisjoint(reads)}
+    ids = {state.items[it] for it in items if it in state.items}
+    stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
     todo = list(stale)
     while todo:
         u = todo.pop()
@@ -630,8 +632,14 @@ class Incremental:
         return st
 
     def _state(self, candidates: tuple) -> IncState:
-        reads = {u: frozenset(r) for u, r in self.t.reads.items() if u != ROOT}
-        uses = {u: tuple(s) for u, s in self.t.uses.items() if u != ROOT}
+        table = dict(self.old.items) if self.old is not None else {}
+        reads, uses = {}, {}
+        for u, r in self.t.reads.items():
+            used = self.t.uses[u]
+            if u == ROOT or not (r or used):
+                continue  # a unit that read nothing and used nothing is never stale
+            reads[u] = tuple(table.setdefault(it, len(table)) for it in r)
+            uses[u] = tuple(used)
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
         if self.old is not None:  # the old units still in use, and everything they used
@@ -642,7 +650,9 @@ class Incremental:
                 if u in seen or u in reads:
                     continue
                 seen.add(u)
-                reads[u] = self.old.reads.get(u, frozenset())
+                if u not in self.old.reads:
+                    continue
+                reads[u] = self.old.reads[u]
                 uses[u] = self.old.uses.get(u, ())
                 todo.extend(uses[u])
             for k, v in self.old.checks.items():
@@ -660,13 +670,14 @@ class Incremental:
         root = {it[1] for it in self.t.reads[ROOT] if it[0] in _MODULE_ITEMS}
         st = IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
         st.root_modules = frozenset(root)
+        st.items = table
         return st
 
     def modules_read(self, state: IncState) -> list:
         """The modules the units of ``state`` loaded, in load order."""
         mods = set(state.root_modules)
-        for reads in state.reads.values():
-            mods.update(it[1] for it in reads if it[0] in _MODULE_ITEMS)
+        read = set().union(*state.reads.values())
+        mods.update(it[1] for it, i in state.items.items() if i in read and it[0] in _MODULE_ITEMS)
         return [m for m in state.loaded if m in mods]
 
     def stand_in(self, program, state: IncState, load) -> None:

@@ -125,10 +125,13 @@ class ResultCache:
         self.incremental = None
 
     # ------------------------------------------------------------------ read
-    def load(self, all_paths: frozenset, incremental: bool = False):
+    def load(self, all_paths: frozenset, incremental: bool = False, candidacy=None):
         """The cached result if nothing it depends on changed, else None.  ``all_paths``: every file this
         run discovered.  ``incremental``: when the only change is the content of some files, leave in
-        ``self.incremental`` what the scan needs to walk again only what read them."""
+        ``self.incremental`` what the scan needs to walk again only what read them.  ``candidacy(bytes)``:
+        (may the file hold a region, is it a likely region file): a file whose summary is unchanged (a
+        comment) still makes a scan if that changes, or if a text search the last scan made (which files
+        mention an identifier) answers otherwise now."""
         if self.path is None:
             return None
         try:
@@ -149,18 +152,30 @@ class ResultCache:
                 return None
         changed = False
         edited: list = []  # (path, record, old summary or None, new summary, new bytes)
+        touched: list = []  # (path, record, None, None, new bytes): a new text, the same summary
         for path, rec in manifest.files.items():
             st = _stat(path)
             if st == (rec.size, rec.mtime_ns):
                 continue
-            new = self._unchanged_summary(path, rec, edited if incremental else None)
+            new = self._unchanged_summary(path, rec, edited if incremental else None,
+                                          touched if incremental else None)
             if new is None:
                 return None
             manifest.files[path] = new
             changed = True
         if edited:
-            self.incremental = self._plan(edited)
+            self.incremental = self._plan(edited, touched)
             return None
+        if touched:
+            plan = self._plan([], touched)
+            if plan is None or plan[1].stale or plan[1].changed_items:
+                self.incremental = plan
+                return None
+            was = dict(plan[0].candidates)
+            for path, rec, _, _, data in touched:
+                if candidacy is not None and candidacy(data) != (rec.module in was, was.get(rec.module, False)):
+                    self.incremental = plan  # (the engine sees the candidates changed: a full scan)
+                    return None
         if changed:  # remember the new stats, so the next run is a plain hit
             self._write(manifest, result)
         return result
@@ -168,7 +183,7 @@ class ResultCache:
     def _state_path(self) -> Path:
         return self.path.with_suffix(".inc")
 
-    def _plan(self, edited: list):
+    def _plan(self, edited: list, touched: list = ()):
         """(previous IncState, Plan) for these edits, or None (then a full scan)."""
         from .incremental import Plan, changed_items, stale_checks, stale_units
 
@@ -192,11 +207,12 @@ class ResultCache:
                 if old is None:
                     return None  # read by the last scan, but its summary is gone: cannot tell what changed
                 items |= changed_items(old, new, rec.module)
-        texts = {path: (rec.module, data) for path, rec, _, _, data in edited}
+        texts = {path: (rec.module, data) for path, rec, _, _, data in list(edited) + list(touched)}
         items |= stale_checks(state.checks, texts)
         return state, Plan(stale_units(state, items), items, self.reindexed, [e[0] for e in edited], texts)
 
-    def _unchanged_summary(self, path: str, rec: FileRecord, edited: Optional[list] = None) -> Optional[FileRecord]:
+    def _unchanged_summary(self, path: str, rec: FileRecord, edited: Optional[list] = None,
+                           touched: Optional[list] = None) -> Optional[FileRecord]:
         """A FileRecord for the file as it is now, if what the analysis reads of it is unchanged; else None,
         unless ``edited`` is given: then the file's (path, record, old summary, new summary, bytes) is added to
         it and the new record returned."""
@@ -218,6 +234,8 @@ class ResultCache:
             self.reindexed += 1
             self.summaries.put(key, new, path)
         if old is not None and _analysis_view(old, path) == _analysis_view(new, path):
+            if touched is not None:
+                touched.append((path, rec, None, None, data))
             return now
         if edited is None:
             return None

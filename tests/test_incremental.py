@@ -240,3 +240,18 @@ def test_random_edits_of_the_corpus(tmp_path, seed):
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
         _check(root, cache)
+
+
+def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
+    """The summary of a file is unchanged by a comment, but the text searches the scan made (is it a region
+    candidate, which files mention an identifier) read comments too: a comment that changes one is a scan."""
+    root, cache = corpus
+    helper = root / "helpers_pkg" / "pure_math.py"
+    assert b"compile" not in helper.read_bytes()
+    helper.write_text(helper.read_text() + "\n# see torch.compile\n")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] != "hit"
+    helper.write_text(helper.read_text() + "\n# a comment that changes nothing\n")
+    st = helper.stat()
+    os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert _scan(root, cache).stats["result_cache"] == "hit"
