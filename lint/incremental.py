@@ -48,6 +48,9 @@ class Tracker:
         self.checks: dict = {}  # check item -> the value it had
         self.last_closed = ROOT
         self.made = 0  # memo entries made so far (Tracker.frame)
+        # a report's text reads a function's summary for its qualname only: whether the function exists
+        # (item "fx"), not its body
+        self.exists_only = False
         self.loaded: list = []  # modules in the order they were loaded
 
     def open(self) -> int:
@@ -96,11 +99,11 @@ class Tracker:
             else:
                 self.cur_uses.add(uid)
 
-    def run(self, fn, *args):
-        """``fn(*args)`` as a new unit: (unit id, result)."""
+    def run(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` as a new unit: (unit id, result)."""
         uid = self.open()
         try:
-            return uid, fn(*args)
+            return uid, fn(*args, **kwargs)
         finally:
             self.close()
 
@@ -319,7 +322,7 @@ def track_program(tracker: Tracker, program) -> None:
 
     def function(fid: str):
         mod, _, qual = fid.partition(":")
-        tracker.cur_reads.add(("f", mod, qual))
+        tracker.cur_reads.add(("fx" if tracker.exists_only else "f", mod, qual))
         f = functions.get(fid, _MISS)
         if f is _MISS:
             m = load(mod)
@@ -420,7 +423,11 @@ def track_reach(tracker: Tracker, reach) -> None:
     reach._report_memo = _LastUnitMemo(tracker)
 
     def report_text(*args, **kwargs):
-        uid, res = tracker.run(plain_text, *args, **kwargs)
+        tracker.exists_only = True  # it reads the node's function and loader for their qualnames
+        try:
+            uid, res = tracker.run(plain_text, *args, **kwargs)
+        finally:
+            tracker.exists_only = False
         tracker.last_closed = uid
         return res
 
@@ -510,6 +517,8 @@ def changed_items(old, new, mod: str) -> set:
                     top.end_line = 0  # the file's length (see resultcache._analysis_view)
         keys = {k for k in a.keys() | b.keys() if a.get(k, _MISS) != b.get(k, _MISS)}
         out.update((kind, mod, k) for k in keys)
+        if kind == "f":  # added or removed: what a report's text reads of a function
+            out.update(("fx", mod, k) for k in a.keys() ^ b.keys())
         if keys:
             out.add((kind + "*", mod))
     rest = ("name", "is_package", "star_imports", "dunder_all", "stores", "required_imports", "env_keys_set",
@@ -704,7 +713,7 @@ class Incremental:
         modules.update(rest)
 
 
-_MODULE_ITEMS = frozenset({"m", "f", "c", "b", "f*", "c*", "b*"})
+_MODULE_ITEMS = frozenset({"m", "f", "fx", "c", "b", "f*", "c*", "b*"})
 
 
 def module_info(m) -> tuple:
