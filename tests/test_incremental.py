@@ -255,3 +255,36 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
     st = helper.stat()
     os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert _scan(root, cache).stats["result_cache"] == "hit"
+
+
+# the tables of Program / Reach / RegionFinder that need no tracking: pure functions of their key (interning,
+# syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README)
+_UNTRACKED = {
+    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
+                "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
+    "Reach": {"import_roots"},
+    "RegionFinder": {"unresolved", "models", "candidates"},
+}
+
+
+def test_every_table_of_the_walk_is_tracked(tmp_path):
+    """A memo table that lint/incremental.py does not know of would let a region reuse what another region
+    worked out without depending on what it read: every dict or set attribute of the three objects is either
+    tracked or listed here as not needing it (a new table fails this test until it is one or the other)."""
+    from compile_lint.engine import ScanOptions  # noqa: F401 - the package, for the classes below
+    from compile_lint.incremental import Incremental, SharedMemo, TrackedMemo, TrackedMap  # noqa: F401
+    from compile_lint.program import ModuleLocator, Program
+    from compile_lint.reach import Reach
+    from compile_lint.regions import RegionFinder
+
+    program = Program(ModuleLocator({}, []), lambda *a: None)
+    reach = Reach(program)
+    finder = RegionFinder(program)
+    Incremental().install(program, reach, finder)
+    for obj in (program, reach, finder):
+        name = type(obj).__name__
+        for attr, value in vars(obj).items():
+            if isinstance(value, (dict, set)) and not isinstance(value, (TrackedMemo, SharedMemo)):
+                if type(value).__name__ in ("_MentionIndexes", "_Rebound"):
+                    continue
+                assert attr in _UNTRACKED[name], f"{name}.{attr} is neither tracked nor known to need no tracking"
