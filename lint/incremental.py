@@ -48,6 +48,9 @@ class Tracker:
         self.checks: dict = {}  # check item -> the value it had
         self.last_closed = ROOT
         self.made = 0  # memo entries made so far (Tracker.frame)
+        # unit -> the units that wrote a shared counter it read (SharedMemo): a unit walked again must see
+        # the counter as a full scan does, so those writers run again before it (stale_units)
+        self.shared: dict = {}
         # a report's text reads a function's summary for its qualname only: whether the function exists
         # (item "fx"), not its body
         self.exists_only = False
@@ -96,6 +99,9 @@ class Tracker:
                 self.cur_reads |= reads
                 uses.discard(parent)
                 self.cur_uses |= uses
+                writers = self.shared.pop(uid, None)
+                if writers:
+                    self.shared.setdefault(parent, set()).update(w for w in writers if w != parent)
             else:
                 self.cur_uses.add(uid)
 
@@ -195,7 +201,11 @@ class SharedMemo(dict):
         self.t = tracker
 
     def _use(self, pair):
-        self.t.cur_uses.update(w for w in pair[1] if w != self.t.cur)
+        t = self.t
+        others = [w for w in pair[1] if w != t.cur]
+        if others:
+            t.cur_uses.update(others)
+            t.shared.setdefault(t.cur, set()).update(others)
         return pair[0]
 
     def __setitem__(self, k, v):
@@ -493,6 +503,7 @@ class IncState:
     modinfo: dict = field(default_factory=dict)
     root_modules: frozenset = frozenset()  # modules read outside any unit
     items: dict = field(default_factory=dict)  # item -> its id (a unit's reads are ids: a smaller state)
+    shared: dict = field(default_factory=dict)  # unit -> the writers of the shared counters it read
 
 
 @dataclass
@@ -575,7 +586,9 @@ def stale_units(state: IncState, items: set) -> set:
     todo = list(stale)
     while todo:
         u = todo.pop()
-        for w in users.get(u, ()):
+        # forward: what used a stale unit; backward: the writers of a shared counter a stale unit read (the
+        # context caps), so that the counter is what a full scan's is when it is read again
+        for w in list(users.get(u, ())) + list(state.shared.get(u, ())):
             if w not in stale:
                 stale.add(w)
                 todo.append(w)
@@ -649,6 +662,7 @@ class Incremental:
                 continue  # a unit that read nothing and used nothing is never stale
             reads[u] = tuple(table.setdefault(it, len(table)) for it in r)
             uses[u] = tuple(used)
+        shared = {u: tuple(w) for u, w in self.t.shared.items() if u != ROOT and w}
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
         if self.old is not None:  # the old units still in use, and everything they used
@@ -663,6 +677,9 @@ class Incremental:
                     continue
                 reads[u] = self.old.reads[u]
                 uses[u] = self.old.uses.get(u, ())
+                if u in self.old.shared:
+                    shared[u] = self.old.shared[u]
+                    todo.extend(shared[u])
                 todo.extend(uses[u])
             for k, v in self.old.checks.items():
                 if k[0] == "q":  # the files any unit saw answer, old or new: each path's answer is its text's
@@ -680,6 +697,7 @@ class Incremental:
         st = IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
         st.root_modules = frozenset(root)
         st.items = table
+        st.shared = shared
         return st
 
     def modules_read(self, state: IncState) -> list:

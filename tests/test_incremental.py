@@ -288,3 +288,26 @@ def test_every_table_of_the_walk_is_tracked(tmp_path):
                 if type(value).__name__ in ("_MentionIndexes", "_Rebound"):
                     continue
                 assert attr in _UNTRACKED[name], f"{name}.{attr} is neither tracked nor known to need no tracking"
+
+
+def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
+    """A function entered with more constant contexts than the walk keeps (reach.MAX_CONST_CONTEXTS) is walked
+    without them past the cap, so a region's findings depend on how many contexts the regions before it
+    brought: a region walked again must see the counter a full scan sees (SharedMemo writers, stale_units)."""
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    n = MAX_CONST_CONTEXTS + 1
+    body = ["import subprocess", "import torch", "", "", "def f(k):", "    if k == 999:",
+            "        subprocess.run(['x'])", "    return k", ""]
+    for i in range(n):
+        body += ["", "@torch.compile(fullgraph=True)", f"def g{i}(x):", f"    return f({i}) + x", ""]
+    body += ["", "@torch.compile(fullgraph=True)", "def last(x):", "    return f(999) + x", ""]
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "regions.py").write_text("\n".join(body))
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    _edit(root / "pkg" / "regions.py", "return f(999) + x", "return f(999) + x + 1")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
