@@ -385,8 +385,8 @@ def main() -> int:
     ap.add_argument("--skip-nocache", action="store_true", help="skip the --no-cache reference run")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--leaf-edits", type=int, default=3, help="leaf functions edited (the median is the figure)")
-    ap.add_argument("--no-verify", action="store_true", help="do not check each incremental row against a "
-                    "--no-cache scan of the edited tree (the restored tree is still checked)")
+    ap.add_argument("--no-verify", action="store_true", help="do not check each incremental row against a full "
+                    "scan of the edited tree (the restored tree is still checked)")
     ap.add_argument("--skip-precommit", action="store_true", help="skip the pre-commit row")
     ap.add_argument("--skip-baseline", action="store_true", help="skip the libcst baseline (the parse floor stays)")
     args = ap.parse_args()
