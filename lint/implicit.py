@@ -7,8 +7,9 @@ every ``config.x`` runs it), and ``__getattr__`` where the attribute is not foun
 ``__getitem__`` (``k in x`` its ``__contains__``; and a store ``x[k] = v`` / ``x.a = v`` or ``setattr`` its ``__setitem__`` /
 ``__setattr__``); ``for v in x`` runs ``__iter__`` (or ``__getitem__``); ``len(x)`` runs ``__len__``;
 constructing a ``@dataclass`` runs the ``__init__`` it generated, which assigns every field through
-``__setattr__`` and calls ``__post_init__`` (transformers' ``ModelOutput``).  Only methods of scanned classes
-are entered: an external base's own are opaque.
+``__setattr__`` and calls ``__post_init__`` (transformers' ``ModelOutput``); ``F.apply(x)`` on a
+``torch.autograd.Function`` subclass runs ``F.forward``, and Dynamo traces ``F.backward`` too.  Only methods of
+scanned classes are entered: an external base's own are opaque.
 
 ``ImplicitCallsMixin`` is one part of ``Reach`` (``self.p`` is the Program); it keeps no state.
 """
@@ -20,7 +21,7 @@ from .actions import Action
 from .dynamo import model
 from .program import Scope, dotted
 from .summary import AttrLoad
-from .values import Const, Func, Instance, ordered
+from .values import Class, Const, External, Func, Instance, ordered
 
 # the ``detail`` of an enter action Python performs implicitly: the site's arguments are not its arguments
 IMPLICIT = "implicit"
@@ -128,6 +129,25 @@ class ImplicitCallsMixin:
             for r in ordered(self.p.call(it[0].target, (), (), scope)):
                 if isinstance(r, Instance):
                     out += self._enter_special(r, "__next__", at)
+        return out
+
+    def _subclass_callback_actions(self, vals, site, scope: Scope) -> list:
+        """``GeLUFunction.apply(x)`` on a ``torch.autograd.Function`` subclass: torch's ``apply`` runs the
+        class's own ``forward`` (and ``setup_context``), and Dynamo traces its ``backward`` with it
+        (``model.SUBCLASS_CALLBACKS``).  The methods the scanned class defines are entered."""
+        if site.func[0] != "attr":
+            return []
+        names = sorted({model.normalize(v.name) for v in vals if isinstance(v, External)})
+        methods = [m for n in names for m in model.SUBCLASS_CALLBACKS.get(n, ())]
+        if not methods:
+            return []
+        at = (site.line, site.col, site.guards)
+        out = []
+        for owner in ordered(self.p.eval(site.func[1], scope)):
+            cid = owner.id if isinstance(owner, Class) else owner.cls if isinstance(owner, Instance) else None
+            for m in (methods if cid is not None else ()):
+                out += [Action("enter", *at, target=fn, callee=dotted(fn.id), detail=IMPLICIT)
+                        for fn in ordered(self.p.member(cid, m, None)) if isinstance(fn, Func)]
         return out
 
     def _dataclass_init_actions(self, cid: str, at: tuple) -> list:

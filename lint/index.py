@@ -60,6 +60,21 @@ def _may_run_getitem(n: ast.Subscript) -> bool:
         n.slice, (ast.Slice, ast.Tuple))
 
 
+def _makes_instance(value) -> bool:
+    """``super().__new__(cls)`` / ``object.__new__(cls)`` (a summary expression): a new instance of ``cls``."""
+    return value[0] == "call" and value[1][0] == "attr" and value[1][2] == "__new__"
+
+
+def _dotted_name(node) -> Optional[str]:
+    """``obj`` / ``cls._instance`` as text; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted_name(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
+    return None
+
+
 def _const_str(node: ast.AST) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -130,6 +145,8 @@ class _Func:
         self.return_guards: list = []
         self.yields: list = []
         self.locals: dict = {}
+        # in a `__new__`: the names (`obj`, `cls._instance`) bound to the instance it makes (`super().__new__(cls)`)
+        self.new_instances: set = set()
 
     def add_local(self, name: str, expr) -> None:
         self.locals.setdefault(name, []).append(expr)
@@ -316,8 +333,11 @@ class Indexer:
                     self._note_env_call(f, n)
                     self._note_mutating_call(f, fn, n, g)
                     self._note_self_container_add(f, fn, n)
+                    self._note_local_container_add(f, fn, n)
                     stack.append((f.value, g))
-                elif not isinstance(f, ast.Name):
+                elif isinstance(f, ast.Name):
+                    self._note_self_setattr(f, fn, n)
+                else:
                     stack.append((f, g))
                 stack.extend((a, g) for a in n.args)
                 stack.extend((k.value, g) for k in n.keywords)
@@ -399,18 +419,47 @@ class Indexer:
         v = f.value
         owner = fn.s.class_name
         if not (isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and fn.s.params
-                and v.value.id == fn.s.params[0] and owner in self.classes) or call.keywords:
+                and v.value.id == fn.s.params[0] and owner in self.classes):
             return
+        added = self._container_added(f, fn, call)
+        if added is not None:
+            c = self.classes[owner]
+            c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
+
+    def _note_local_container_add(self, f: ast.Attribute, fn: _Func, call: ast.Call) -> None:
+        """`attentions = []`, then `attentions.append(Transformer2DModel(...))` in a loop, then
+        `self.attentions = nn.ModuleList(attentions)` (diffusers' CrossAttnDownBlock2D): the list a local
+        name holds gains what is appended, inserted or extended -- one more value of the local, the list of
+        those elements, beside what `attentions = ...` assigned (flow-insensitively, as every local)."""
+        v = f.value
+        if not isinstance(v, ast.Name) or v.id in fn._params or fn.is_global(v.id):
+            return
+        added = self._container_added(f, fn, call)
+        if added is not None:
+            fn.add_local(v.id, added)
+
+    def _container_added(self, f: ast.Attribute, fn: _Func, call: ast.Call):
+        """What ``container.append(x)`` / ``.insert(i, x)`` / ``.extend(xs)`` adds, as a list expression."""
+        if call.keywords:
+            return None
         if f.attr == "append" and len(call.args) == 1:
-            added = ("seq", "list", (self.conv(call.args[0], fn),))
-        elif f.attr == "insert" and len(call.args) == 2:
-            added = ("seq", "list", (self.conv(call.args[1], fn),))
-        elif f.attr == "extend" and len(call.args) == 1:
-            added = self.conv(call.args[0], fn)
-        else:
+            return ("seq", "list", (self.conv(call.args[0], fn),))
+        if f.attr == "insert" and len(call.args) == 2:
+            return ("seq", "list", (self.conv(call.args[1], fn),))
+        if f.attr == "extend" and len(call.args) == 1:
+            return self.conv(call.args[0], fn)
+        return None
+
+    def _note_self_setattr(self, f: ast.Name, fn: _Func, call: ast.Call) -> None:
+        """`setattr(self, "impl", Impl())` with a constant name in a method is `self.impl = Impl()`."""
+        owner = fn.s.class_name
+        if f.id != "setattr" or len(call.args) != 3 or call.keywords or not fn.s.params or owner not in self.classes:
+            return
+        obj, name = call.args[0], _const_str(call.args[1])
+        if not (isinstance(obj, ast.Name) and obj.id == fn.s.params[0]) or name is None or not name.isidentifier():
             return
         c = self.classes[owner]
-        c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
+        c.self_attrs[name] = c.self_attrs.get(name, ()) + ((self.conv(call.args[2], fn), fn.s.qualname),)
 
     def _note_mutating_call(self, f: ast.Attribute, fn: _Func, call: ast.Call, g: tuple) -> None:
         if f.attr in _MUTATING_METHODS and isinstance(f.value, ast.Name) and fn.is_global(f.value.id):
@@ -427,6 +476,10 @@ class Indexer:
                 # `if cond: return ...` -- what follows runs only when cond is false; after `if cond: raise`
                 # (a validation) it runs on every call that does not fail: assumed to hold
                 guards = guards + (Guard(self.conv(st.test, fn), False, st.lineno, _raises(st.body)),)
+            elif isinstance(st, ast.Assert):
+                # `assert isinstance(layer, RoutedExperts)`: a validation too -- what follows runs only where it
+                # holds (vLLM's MoE-only quant-method helpers return nothing for a linear layer)
+                guards = guards + (Guard(self.conv(st.test, fn), True, st.lineno, True),)
 
     def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
         t = type(st)
@@ -435,7 +488,7 @@ class Indexer:
             for d in st.decorator_list:
                 self.collect(d, fn, guards, in_try)
             accessor = _property_accessor(st)
-            qual = self.function(st, fn, cls, accessor)
+            qual = self.function(st, fn, cls, accessor, self._branch_def_suffix(st, at_module, guards))
             if cls is not None and accessor is None:
                 cls.methods[st.name] = qual
             elif at_module:
@@ -575,6 +628,8 @@ class Indexer:
                 cls.class_attrs[tgt.id] = cls.class_attrs.get(tgt.id, ()) + (value,)
             else:
                 fn.add_local(tgt.id, value)
+                if fn.s.name == "__new__" and _makes_instance(value):
+                    fn.new_instances.add(tgt.id)
                 if tgt.id in fn.global_names:
                     fn.effects.append(Effect("mutate", tgt.id, st.lineno, st.col_offset, guards))
                     # `global lib` / `lib = CDLL(...)` in a function: the module name may hold it afterwards
@@ -593,6 +648,15 @@ class Indexer:
                 self.assign_target(e, part, fn, guards, cls, at_module, st)
         elif isinstance(tgt, ast.Attribute):
             owner = fn.s.class_name
+            made = _dotted_name(tgt.value)
+            if fn.s.name == "__new__" and owner in self.classes and made is not None:
+                # the singleton idiom: `cls._instance = super().__new__(cls)` then `cls._instance.impl = Impl()`
+                # (or `obj = object.__new__(cls)`; `obj.x = v`): a store on the instance `__new__` makes
+                if made in fn.new_instances:
+                    c = self.classes[owner]
+                    c.self_attrs[tgt.attr] = c.self_attrs.get(tgt.attr, ()) + ((value, fn.s.qualname),)
+                if _makes_instance(value):
+                    fn.new_instances.add(f"{made}.{tgt.attr}")
             if (
                 owner is not None
                 and isinstance(tgt.value, ast.Name)
@@ -750,14 +814,27 @@ class Indexer:
         return _Func(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
                      self._may_declare_global)
 
-    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None) -> str:
+    def _branch_def_suffix(self, st, at_module: bool, guards: tuple) -> str:
+        """A module-level function defined again under another branch (``if FLEX: def _call(...)`` / ``else: def
+        _call(...)``) is a function of its own, ``_call@LINE``: either may be the one bound at run time, so the
+        resolver keeps both, each under its branch's guards.  An unguarded redefinition (``@overload`` stubs
+        before the real ``def``) replaces the earlier one, as it does in Python."""
+        if not at_module:
+            return ""
+        earlier = [b for b in self.m.bindings.get(st.name, ()) if b.kind == "def"]
+        if earlier and (guards or any(b.guards for b in earlier)):
+            return f"@{st.lineno}"
+        return ""
+
+    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None,
+                 suffix: str = "") -> str:
         if cls is not None:
             # a property's setter / deleter is a function of its own: the name stays the getter's
             qual = f"{cls.qualname}.{node.name}" + (f".<{accessor}>" if accessor else "")
         elif parent_fn.s.qualname != "<module>":
             qual = f"{parent_fn.s.qualname}.<locals>.{node.name}"
         else:
-            qual = node.name
+            qual = node.name + suffix
         fn = self._new_func(qual, node.name, node, self._params(node.args, parent_fn), parent_fn, cls)
         fn.s.decorators = tuple(self.conv(d, parent_fn) for d in node.decorator_list)
         fn.s.returns_annotation = self.conv(node.returns, parent_fn) if node.returns is not None else None

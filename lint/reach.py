@@ -221,7 +221,8 @@ class Reach(ImplicitCallsMixin):
                     if len(self.stats.unresolved_samples) < 200:
                         self.stats.unresolved_samples.append((scope.func_id, site.line, _text(site.func)))
         acts = [a for a in acts if a.kind != "unresolved"]
-        acts = acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site)
+        acts = acts if _loop_variable_receiver(site.func, scope) else _alternatives(acts, site, self._alternative_label)
+        acts += self._subclass_callback_actions(vals, site, scope)
         for name in {builtin_name(v) for v in vals} - {None}:
             acts += self._builtin_call_actions(name, site, scope)
         if site.func[0] == "attr":  # `self.pos_embed(x)` reads the attribute before calling it
@@ -622,6 +623,17 @@ class Reach(ImplicitCallsMixin):
         text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
         return [(Node(hook, None), (cond,)) for hook, cond in self._hook_registrations(
             node.fid, lambda: self.scope_of(node.fid, node.self_cls, node.consts), text)]
+
+    def _alternative_label(self, fid: str) -> str:
+        """How a condition names one of a call's callees: its qualified name, or for a module-level function
+        defined in one branch of several (``if FLEX: def _call`` / ``else: def _call``), the branch."""
+        mod, qual = split_id(fid)
+        name = qual.split("@", 1)[0]
+        m = self.p.module(mod) if "." not in name else None
+        for b in (m.bindings.get(name, ()) if m is not None else ()):
+            if b.kind == "def" and b.value == qual and b.guards:
+                return f"the {name} defined if {' and '.join(condition_text(g) for g in b.guards)}"
+        return qual
 
     def _hook_registrations(self, fid: str, scope_of, text: str) -> list:
         """[(hook function id, Condition(text))] for each ``x.register_forward_hook(fn)`` (or ``_pre_hook``) in
@@ -1098,7 +1110,7 @@ def _respell_self(e, me: str):
     return None
 
 
-def _alternatives(acts: list, site) -> list:
+def _alternatives(acts: list, site, label=lambda fid: split_id(fid)[1]) -> list:
     """A call that may run one of several functions (``self.quant_method.apply(...)`` with 22 quantization
     methods in view, a registry lookup) runs one of them: each is entered only if the callee is that one, a
     condition the walk cannot decide.  One function, whatever the receiver's class, is no alternative."""
@@ -1107,12 +1119,15 @@ def _alternatives(acts: list, site) -> list:
     if len(targets) < 2:
         return acts
     spelled = _text(site.func)
+    labels = {t: label(t) for t in targets}
+    if len(set(labels.values())) < len(labels):  # one name in two modules (star imports under two branches)
+        labels = {t: dotted(t) for t in targets}
     out = []
     for a in acts:
         if a.kind == "enter" and a.detail != IMPLICIT:
             # ("unknown", text, ALT, the site, how many, which): Reach._undecided makes it a Condition that
             # Reach._all_alternatives can fold once every one of the site's callees led to the same place
-            text = f"`{spelled}` is {split_id(a.target.id)[1]} (one of {len(targets)})"
+            text = f"`{spelled}` is {labels[a.target.id]} (one of {len(targets)})"
             why = Guard(("unknown", text, ALTERNATIVE, (site.line, site.col, spelled), len(targets), a.target.id),
                         True, site.line)
             a = Action(a.kind, a.line, a.col, a.guards + (why,), a.target, a.rule, a.callee, a.detail, a.args,

@@ -405,10 +405,41 @@ class RegionFinder:
     def _region(self, site, path, scope, target_expr, fg, kind, what="callable", quiet=False) -> Region:
         values = self._unwrap(self.p.eval(target_expr, scope), scope)
         entries = self._entries(values, what)
+        if not entries and target_expr[0] == "name" and scope.func is not None and \
+                target_expr[1] in scope.func.params + scope.func.kwonly:
+            entries = self._entries(self._passed_by_callers(scope, target_expr[1]), what)
         if not entries and not quiet:
             self.unresolved.append(UnresolvedRegion(path, site.line, kind, target_expr, scope.module,
                                                     scope.func.qualname if scope.func is not None else None))
         return Region(path, site.line, self._name(entries, _expr_text(target_expr)), kind, fg, entries)
+
+    def _passed_by_callers(self, scope: Scope, param: str) -> frozenset:
+        """What the calls of the compiling function pass as the compiled parameter: ``def _compiled(self, fn):
+        return torch.compile(fn)`` called as ``self._compiled(self.run)`` compiles ``run``.  The callers are
+        looked for in the files that mention the function's name (the scanned ones and its own package)."""
+        f, fid = scope.func, scope.func_id
+        out: set = set()
+        seen_modules = set()
+        for mod, _, _ in self.p.files_mentioning(scope.module.split(".")[0], f.name.encode(), outside_too=True):
+            if mod in seen_modules:
+                continue
+            seen_modules.add(mod)
+            m = self.p.module(mod)
+            if m is None or m.error:
+                continue
+            for qual, cf in m.functions.items():
+                top = qual == "<module>"
+                cfid = f"{mod}:{qual}"
+                cscope = Scope(mod, None if top else cf, None if top else cfid,
+                               f"{mod}:{cf.class_name}" if cf.class_name and not top else None)
+                for site in cf.calls:
+                    callee = site.func
+                    if not (callee[0] == "name" and callee[1] == f.name or callee[0] == "attr" and callee[2] == f.name):
+                        continue
+                    for v in self.p.eval(callee, cscope):
+                        if isinstance(v, Func) and v.id == fid:
+                            out |= self.p.bind_args(f, v, site.args, site.kwargs, cscope).get(param, frozenset())
+        return frozenset(out)
 
     def _unwrap(self, values, scope):
         """torch.no_grad()(fn) and friends evaluate to fn already (see Program._call_external)."""

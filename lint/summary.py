@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 18  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 20  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6

@@ -102,6 +102,19 @@ def test_seed_era_target_arch_decides_the_binding(cache_dir):
     assert not any("gen_fp4_quantization_sm100_module" in _names(f) for f in chain)
 
 
+def test_seed_era_sm90_has_no_path_through_fp4_gemm_into_flashinfer(cache_dir):
+    """Issue [C]'s acceptance: sglang 0.5.9's modelopt_quant.py:125 registers `fp4_gemm` (which calls
+    FlashInfer's `mm_fp4`) with `@register_custom_op(fake_impl=_sglang_fp4_gemm_fake)`: called with keywords
+    only, the factory returns a decorator that registers the function as an op, so Dynamo stops at the op and
+    never traces the body.  On sm90 no finding's path goes through fp4_gemm into FlashInfer."""
+    site = _site("seed")
+    result = _scan(site, SEED_RUNNER, cache_dir, target_arch="sm90")
+    assert result.findings, "the scan found nothing at all: the region was not resolved"
+    through = [f for f in result.findings if "fp4_gemm" in _names(f)
+               and any("/flashinfer/" in fr.path.replace("\\", "/") for fr in f.trace[_names(f).index("fp4_gemm"):])]
+    assert through == [], [(f.callee, _names(f)) for f in through[:3]]
+
+
 def test_seed_era_is_an_error_once_the_deployment_is_named(cache_dir):
     """Issue [B]'s acceptance: the user says what the code cannot (a dense layer, the NVFP4 method: what an
     NVFP4 checkpoint makes sglang pick), and the seed chain is an error again -- its first hazard, the loader's
@@ -330,3 +343,61 @@ def test_a_callers_guard_on_self_holds_in_the_method_it_calls(cache_dir):
     assert warns_in_unmerge("peft.tuners.lora.layer:Linear.forward") == []
     (alone,) = warns_in_unmerge("peft.tuners.lora.layer:Linear.unmerge")
     assert [c.text for c in alone.conditions] == ["not self.merged"]
+
+
+VLLM_MOE_BLOCK = "vllm.model_executor.models.qwen2_moe:Qwen2MoeSparseMoeBlock.forward"
+
+
+@pytest.fixture(scope="module")
+def vllm_moe_block(cache_dir):
+    """vLLM 0.33.0's Qwen2-MoE sparse block compiled (its gate and shared-expert gate are ReplicatedLinear /
+    GateLinear layers, its experts a FusedMoE), with flashinfer 0.7.2.post1 beside it."""
+    from compile_lint.dynamo.trace_rules import load_trace_rules
+    from compile_lint.program import split_id
+    from compile_lint.reach import Reach
+
+    site = _site("vllm")
+    result = scan(ScanOptions(paths=[site / "vllm/model_executor/models/qwen2_moe.py"], search_path=[site],
+                              use_environment=False, cache_dir=cache_dir, entries=[VLLM_MOE_BLOCK]))
+    region = next(r for r in result.regions if r.kind == "entry-point")
+    visited: set = set()
+    Reach(result.program, load_trace_rules(cache_dir=cache_dir), import_roots=[site]).walk(region, visited=visited)
+    result.walked = {split_id(fid)[1] for fid in visited}  # the qualnames the walk entered
+    return result
+
+
+def _linear_into_moe_method(findings, method: str = "") -> list:
+    """The findings whose path goes from a linear layer's forward (``*Linear*.forward``) into a fused-MoE
+    quantization method (``*MoE*Method*``; ``method``: that class only)."""
+    out = []
+    for f in findings:
+        names = _names(f)
+        for i, q in enumerate(names):
+            if "Linear" in q.split(".")[0] and q.endswith(".forward") and any(
+                    "MoE" in x.split(".")[0] and "Method" in x.split(".")[0] and x.startswith(method)
+                    for x in names[i + 1:]):
+                out.append(f)
+                break
+    return out
+
+
+def test_vllm_a_declared_attribute_type_does_not_widen_what_is_assigned(vllm_moe_block):
+    """vllm/model_executor/layers/linear.py:290-294, LinearBase.__init__: `self.quant_method:
+    QuantizeMethodBase` (a declaration: it assigns nothing), then `self.quant_method = UnquantizedLinearMethod()`
+    or what resolve_quant_method returns.  The declared base is no value of the attribute: taken as one, its
+    abstract `apply` dispatched to every quantization method, Fp8MoEMethod.apply among them."""
+    assert "ReplicatedLinear.forward" in vllm_moe_block.walked
+    assert "Fp8LinearMethod.apply" in vllm_moe_block.walked  # what resolve_quant_method returns for a linear
+    assert "Fp8MoEMethod.apply" not in vllm_moe_block.walked  # no linear layer runs it
+
+
+def test_vllm_has_no_path_from_a_linear_layer_into_a_fused_moe_method(vllm_moe_block):
+    """Issue [C]'s acceptance: vLLM 0.33.0 (with flashinfer 0.7.2.post1) reports no path from a linear layer into
+    a fused-MoE method.  The sparse block's gates are ReplicatedLinear / GateLinear; their quant_method comes
+    from each quantization config's `get_quant_method(layer, prefix)`, which narrows on the layer: `isinstance`,
+    and Quark's `issubclass(type(layer), RoutedExperts)` / `method_cls is UnquantizedFusedMoEMethod`
+    (quantization/quark/quark.py:184-215, 239-262), decided on the classes they compare."""
+    assert vllm_moe_block.findings, "the scan found nothing at all: the region was not resolved"
+    assert "ReplicatedLinear.forward" in vllm_moe_block.walked and "QuarkLinearMethod.apply" in vllm_moe_block.walked
+    through = _linear_into_moe_method(vllm_moe_block.findings)
+    assert through == [], [_names(f) for f in through[:3]]

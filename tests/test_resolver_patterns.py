@@ -416,3 +416,606 @@ def test_a_plain_function_called_with_an_instance_as_self_reads_its_members(run_
         m = torch.compile(Experts(), fullgraph=True)
     ''')
     assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Experts.gate"]
+
+
+def test_a_parameter_known_only_by_its_name_holds_what_the_body_assigns_it(run_scan, tmp_path):
+    """diffusers' FluxAttention.__init__(..., processor=None): `if processor is None: processor =
+    self._default_processor_cls()`, then `self.set_processor(processor)`.  Whatever the caller passed, the
+    parameter may hold what the body assigns it: the default processor class's instance."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Processor:
+            def __call__(self, x):
+                os.path.exists("/processor")
+                return x
+
+        class Attention(torch.nn.Module):
+            _default_processor_cls = Processor
+
+            def __init__(self, processor=None):
+                super().__init__()
+                if processor is None:
+                    processor = self._default_processor_cls()
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        m = torch.compile(Attention(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Processor.__call__"]
+
+
+def test_what_a_function_appends_to_a_local_list_is_in_it(run_scan, tmp_path):
+    """diffusers' down blocks build `attentions = []`, append a block per layer in a loop, and keep
+    `nn.ModuleList(attentions)`; forward zips it with the resnets and calls each."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                os.path.exists("/block")
+                return x
+
+        class Down(torch.nn.Module):
+            def __init__(self, n=2):
+                super().__init__()
+                blocks = []
+                for _ in range(n):
+                    blocks.append(Block())
+                self.blocks = torch.nn.ModuleList(blocks)
+
+            def forward(self, x):
+                for i, block in enumerate(self.blocks):
+                    x = block(x)
+                return x
+
+        m = torch.compile(Down(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Block.forward"]
+
+
+def test_an_init_parameter_holds_what_the_constructions_pass_it(run_scan, tmp_path):
+    """diffusers' SD3 block builds `Attention(..., processor=JointAttnProcessor2_0())`; Attention.__init__'s
+    `processor: "AttnProcessor" | None` goes to `self.set_processor(processor)`, and forward calls
+    `self.processor(...)`: the object the construction passed, whatever the parameter's declared type."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def __call__(self, x):
+                return x
+
+        class Joint:
+            def __call__(self, x):
+                os.path.exists("/joint")
+                return x
+
+        class Attention(torch.nn.Module):
+            def __init__(self, dim, processor: "Base" = None):
+                super().__init__()
+                self.set_processor(processor)
+
+            def set_processor(self, processor: "Base") -> None:
+                self.processor = processor
+
+            def forward(self, x):
+                return self.processor(x)
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = Attention(4, processor=Joint())
+
+            def forward(self, x):
+                return self.attn(x)
+
+        m = torch.compile(Block(), fullgraph=True)
+    ''')
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["Joint.__call__"]
+
+
+def test_an_autograd_functions_apply_runs_its_forward_and_backward(run_scan, tmp_path):
+    """transformers' Bloom: `GeLUFunction.apply(x)` on a `torch.autograd.Function` subclass runs its static
+    `forward(ctx, x)`, and Dynamo traces its `backward` too."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Gelu(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                os.path.exists("/forward")
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                os.path.isfile("/backward")
+                return g
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return Gelu.apply(x)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.exists": "Gelu.forward", "os.path.isfile": "Gelu.backward"}, got
+
+
+def test_an_op_registration_factory_called_with_keywords_registers_an_op(run_scan, tmp_path):
+    """sglang's `@register_custom_op(fake_impl=...)` (modelopt_quant.py's fp4_gemm): the factory called with
+    keywords only returns a decorator that registers the function as an op, as `@register_custom_op` does; its
+    source (an eager wrapper that calls the function) is not what Dynamo meets -- the op is."""
+    pkg = tmp_path / "sglang" / "srt" / "utils"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "sglang", tmp_path / "sglang" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "custom_op.py").write_text(textwrap.dedent('''
+        def register_custom_op(fn=None, *, op_name=None, **extra_kwargs):
+            def decorator(op_func):
+                def real_impl(*args, **kwargs):
+                    return op_func(*args, **kwargs)
+                return real_impl
+            if fn is not None:
+                return decorator(fn)
+            return decorator
+    '''))
+    (tmp_path / "m.py").write_text(textwrap.dedent('''
+        import os
+        import torch
+        from sglang.srt.utils.custom_op import register_custom_op
+
+        def _fake(x):
+            return x
+
+        @register_custom_op(fake_impl=_fake)
+        def gemm(x):
+            os.path.exists("/kernel")
+            return x
+
+        @torch.compile(fullgraph=True)
+        def run(x):
+            return gemm(x)
+    '''))
+    result = run_scan(tmp_path / "m.py", search_path=[tmp_path])
+    assert not [f for f in result.findings if f.callee == "os.path.exists"], \
+        [(f.callee, [fr.qualname for fr in f.trace]) for f in result.findings]
+
+
+def test_a_declared_attribute_type_is_a_fallback_for_what_is_assigned(run_scan, tmp_path):
+    """vLLM's LinearBase.__init__: `self.quant_method: QuantizeMethodBase` then `self.quant_method =
+    UnquantizedLinearMethod()`; the declaration assigns nothing, so the abstract base's `apply` does not
+    dispatch to every subclass (the fused-MoE methods among them)."""
+    result = _scan(run_scan, tmp_path, '''
+        import abc
+        import os
+        import torch
+
+        class Method(abc.ABC):
+            @abc.abstractmethod
+            def apply(self, x): ...
+
+        class LinearMethod(Method):
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod(Method):
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Linear(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.method: Method
+                self.method = LinearMethod()
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got
+
+
+def test_issubclass_and_is_on_known_classes_are_decided(run_scan, tmp_path):
+    """vLLM's Quark config: `method_cls = self.target(type(layer))`, which returns a class after
+    `issubclass(layer_type, Experts)` checks, then `if method_cls is MoEMethod: return MoEMethod()`.  With
+    the layer's class known, both tests are decided: a linear layer never gets the MoE method."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Experts(torch.nn.Module):
+            pass
+
+        class LinearMethod:
+            def apply(self, x):
+                os.path.isfile("/linear")
+                return x
+
+        class MoEMethod:
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Config:
+            def target(self, layer_type):
+                if issubclass(layer_type, Experts):
+                    return MoEMethod
+                return LinearMethod
+
+            def get_method(self, layer):
+                method_cls = self.target(type(layer))
+                if method_cls is MoEMethod:
+                    return MoEMethod()
+                if method_cls is not None and issubclass(method_cls, LinearMethod):
+                    return LinearMethod()
+                return None
+
+        class Linear(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.method = config.get_method(self)
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+        m = torch.compile(Linear(Config()), fullgraph=True)
+    ''')
+    got = {f.callee: f.trace[-1].qualname for f in result.findings if f.callee.startswith("os.path.")}
+    assert got == {"os.path.isfile": "LinearMethod.apply"}, got
+
+
+def _write(tmp_path, files: dict):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+_REGISTRY_PKG = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": '''
+        import importlib
+
+        def resolve_obj_by_qualname(qualname):
+            module_name, obj_name = qualname.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            return getattr(module, obj_name)
+    ''',
+    "pkg/impl.py": '''
+        import os
+
+        class FastImpl:
+            def forward(self, x):
+                os.path.exists("/fast")
+                return x
+
+        class SlowImpl:
+            def forward(self, x):
+                return x
+    ''',
+}
+
+
+def test_a_class_named_by_a_constant_dotted_path_is_that_class(run_scan, tmp_path):
+    """vLLM's resolve_obj_by_qualname: `qualname.rsplit(".", 1)` folds on a constant, `importlib.import_module`
+    of a constant name is that module, `getattr(module, name)` its member: the region calls FastImpl.forward."""
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/model.py": '''
+        import torch
+        from pkg.util import resolve_obj_by_qualname
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impl = resolve_obj_by_qualname("pkg.impl.FastImpl")()
+
+            def forward(self, x):
+                return self.impl.forward(x)
+
+        m = torch.compile(M(), fullgraph=True)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    hits = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert [(f.trace[-1].qualname, f.severity, f.conditions) for f in hits] == [("FastImpl.forward", "error", ())]
+
+
+def test_a_dotted_path_chosen_at_run_time_is_a_condition_the_user_can_decide(run_scan, tmp_path):
+    """A registry of dotted paths read with a key known only at run time: each class it names is one of the
+    call's alternatives (a condition, never certain), and `--assume self.impl=SlowImpl` picks one."""
+    from compile_lint.program.facts import parse_assumption
+
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/model.py": '''
+        import torch
+        from pkg.util import resolve_obj_by_qualname
+
+        BACKENDS = {"fast": "pkg.impl.FastImpl", "slow": "pkg.impl.SlowImpl"}
+
+        class M(torch.nn.Module):
+            def __init__(self, backend: str):
+                super().__init__()
+                self.impl = resolve_obj_by_qualname(BACKENDS[backend])()
+
+            def forward(self, x):
+                return self.impl.forward(x)
+
+        m = torch.compile(M("fast"), fullgraph=True)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    hits = [f for f in result.findings if f.callee == "os.path.exists"]
+    assert [(f.severity, [c.text for c in f.conditions]) for f in hits] == \
+        [("warning", ["`self.impl.forward` is FastImpl.forward (one of 2)"])]
+    chosen = run_scan(tmp_path / "pkg", assume=[parse_assumption("self.impl=SlowImpl")])
+    assert not [f for f in chosen.findings if f.callee == "os.path.exists"]
+
+
+def test_import_module_resolves_relative_names_and_a_module_getattr_serves_missing_names(run_scan, tmp_path):
+    """`importlib.import_module(".impl", __package__)` is pkg.impl; a name a module does not bind is what its
+    PEP 562 `__getattr__(name)` returns (vLLM's `current_platform`, made on first access)."""
+    _write(tmp_path, {**_REGISTRY_PKG, "pkg/platforms.py": '''
+        import importlib
+
+        _current = None
+
+        def __getattr__(name):
+            global _current
+            if name == "current_impl":
+                if _current is None:
+                    _current = getattr(importlib.import_module(".impl", __package__), "FastImpl")()
+                return _current
+            raise AttributeError(name)
+    ''', "pkg/model.py": '''
+        import torch
+        from pkg.platforms import current_impl
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            return current_impl.forward(x)
+    '''})
+    result = run_scan(tmp_path / "pkg")
+    assert [f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists"] == ["FastImpl.forward"]
+
+
+def test_a_function_defined_in_two_branches_is_each_under_its_branch(run_scan, tmp_path):
+    """`if FLEX: def _call(...)` / `else: def _call(...)`: both functions are kept (the second as `_call@LINE`),
+    and the hazard in one is reached only if its branch is the one that ran; an unguarded redefinition (an
+    `@overload` stub before the real def) is replaced, as in Python."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+        from typing import overload
+
+        FLEX = os.environ.get("FLEX") == "1"
+
+        if FLEX:
+            def _call(x):
+                os.path.exists("/flex")
+                return x
+        else:
+            def _call(x):
+                return x
+
+        @overload
+        def g(x: int) -> int: ...
+        def g(x):
+            os.path.exists("/g")
+            return x
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            return g(_call(x))
+    ''')
+    got = {(f.trace[-1].qualname, f.severity, tuple(c.text for c in f.conditions))
+           for f in result.findings if f.callee == "os.path.exists"}
+    assert got == {("_call", "warning", ("`_call` is the _call defined if FLEX (one of 2)",)), ("g", "error", ())}
+
+
+def test_star_imports_under_two_branches_are_each_a_condition(run_scan, tmp_path):
+    """`if BACKEND == "torch": from .torch_impl import *` / `else: from .triton_impl import *`: the name may come
+    from either module (one of 2, named by module); `--env` decides the branch."""
+    from compile_lint.program.facts import parse_env
+
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/torch_impl.py": '''
+            import os
+
+            def kernel(x):
+                os.path.exists("/t")
+                return x
+        ''',
+        "pkg/triton_impl.py": '''
+            def kernel(x):
+                return x
+        ''',
+        "pkg/ops.py": '''
+            import os
+
+            BACKEND = os.environ.get("PKG_BACKEND", "triton")
+            if BACKEND == "torch":
+                from .torch_impl import *
+            else:
+                from .triton_impl import *
+        ''',
+        "pkg/model.py": '''
+            import torch
+            from pkg.ops import kernel
+
+            @torch.compile(fullgraph=True)
+            def f(x):
+                return kernel(x)
+        ''',
+    })
+    result = run_scan(tmp_path / "pkg")
+    assert [(f.severity, [c.text for c in f.conditions]) for f in result.findings if f.callee == "os.path.exists"] \
+        == [("warning", ["`kernel` is pkg.torch_impl.kernel (one of 2)"])]
+    torch_backend = run_scan(tmp_path / "pkg", env=[parse_env("PKG_BACKEND=torch")])
+    assert [f.severity for f in torch_backend.findings if f.callee == "os.path.exists"] == ["error"]
+    triton_backend = run_scan(tmp_path / "pkg", env=[parse_env("PKG_BACKEND=triton")])
+    assert not [f for f in triton_backend.findings if f.callee == "os.path.exists"]
+
+
+def test_a_function_that_compiles_its_parameter_compiles_what_the_callers_pass(run_scan, tmp_path):
+    """`def _compiled(self, fn): return torch.compile(fn, fullgraph=True)` called as `self._compiled(self.run)`
+    makes `run` a region (vLLM's CustomOp.maybe_compile(self.forward_native))."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Runner:
+            def _compiled(self, fn):
+                return torch.compile(fn, fullgraph=True)
+
+            def run(self, x):
+                os.path.exists("/x")
+                return x
+
+            def setup(self):
+                self.step = self._compiled(self.run)
+    ''')
+    assert [(r.qualname, r.fullgraph) for r in result.regions] == [("Runner.run", True)]
+    assert [(f.trace[-1].qualname, f.severity) for f in result.findings if f.callee == "os.path.exists"] == \
+        [("Runner.run", "error")]
+
+
+def test_stores_on_the_instance_new_makes_and_setattr_with_a_constant_name(run_scan, tmp_path):
+    """A singleton's `__new__` (`cls._instance = super().__new__(cls)`; `cls._instance.impl = Impl()`) and
+    `setattr(self, "impl2", Impl2())` both set instance attributes the compiled forward calls into."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Impl:
+            def run(self, x):
+                os.path.exists("/impl")
+                return x
+
+        class Impl2:
+            def run(self, x):
+                os.path.exists("/impl2")
+                return x
+
+        class Registry:
+            _instance = None
+
+            def __new__(cls):
+                if cls._instance is None:
+                    cls._instance = super().__new__(cls)
+                    cls._instance.impl = Impl()
+                return cls._instance
+
+        class Holder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                setattr(self, "impl2", Impl2())
+
+            def forward(self, x):
+                return self.impl2.run(Registry().impl.run(x))
+
+        m = torch.compile(Holder(), fullgraph=True)
+    ''')
+    assert sorted(f.trace[-1].qualname for f in result.findings if f.callee == "os.path.exists") == \
+        ["Impl.run", "Impl2.run"]
+
+
+def test_a_quant_method_factory_narrowed_by_the_layer_gives_the_linear_method(run_scan, tmp_path):
+    """vLLM's pattern: `self.quant_method: Base` declared, then assigned what a config's factory returns for
+    this layer; the factory narrows with `issubclass(type(layer), Linear)`, `cls is MoEMethod` and
+    `assert isinstance(layer, Experts)`.  Only the linear method is walked, not every subclass of Base."""
+    result = _scan(run_scan, tmp_path, '''
+        import os
+        import torch
+
+        class Base:
+            def apply(self, x):
+                return x
+
+        class LinearMethod(Base):
+            def apply(self, x):
+                return x
+
+        class MoEMethod(Base):
+            def apply(self, x):
+                os.path.exists("/moe")
+                return x
+
+        class Experts(torch.nn.Module):
+            pass
+
+        def moe_only(layer):
+            assert isinstance(layer, Experts)
+            return MoEMethod()
+
+        class Config:
+            def target(self, layer_type):
+                if issubclass(layer_type, Linear):
+                    return LinearMethod
+                return MoEMethod
+
+            def get_quant_method(self, layer):
+                cls = self.target(type(layer))
+                if cls is MoEMethod:
+                    return MoEMethod()
+                return moe_only(layer) or cls()
+
+        class Linear(torch.nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.quant_method: Base
+                self.quant_method = config.get_quant_method(self)
+
+            def forward(self, x):
+                return self.quant_method.apply(x)
+
+        m = torch.compile(Linear(Config()), fullgraph=True)
+    ''')
+    assert not [f for f in result.findings if f.callee == "os.path.exists"], \
+        [[fr.qualname for fr in f.trace] for f in result.findings]
+
+
+def test_a_decorator_factory_of_an_op_registration_is_a_boundary(run_scan, tmp_path):
+    """sglang's `@register_custom_op(fake_impl=f)` (the factory called with arguments) registers a real op, as
+    the bare `@register_custom_op` does: Dynamo never traces the body."""
+    _write(tmp_path, {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/utils/__init__.py": "",
+        "sglang/srt/utils/custom_op.py": '''
+            def register_custom_op(fn=None, *, op_name=None, **extra):
+                def decorator(op_func):
+                    return op_func
+                if fn is not None:
+                    return decorator(fn)
+                return decorator
+        ''',
+        "app.py": '''
+            import os
+            import torch
+            from sglang.srt.utils.custom_op import register_custom_op
+
+            def _fake(x):
+                return x
+
+            @register_custom_op(fake_impl=_fake)
+            def gemm(x):
+                os.path.exists("/jit")
+                return x
+
+            @register_custom_op
+            def gemm2(x):
+                os.path.exists("/jit2")
+                return x
+
+            @torch.compile(fullgraph=True)
+            def f(x):
+                return gemm2(gemm(x))
+        ''',
+    })
+    result = run_scan(tmp_path / "app.py", search_path=[tmp_path])
+    assert not [f for f in result.findings if f.callee == "os.path.exists"]

@@ -12,15 +12,15 @@ pytestmark = pytest.mark.realcode
 
 @pytest.fixture(scope="module")
 def walked():
-    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5 and mixtral, one scan; and
-    "llama findings": the (path, line)s of llama's findings."""
+    """{model: the (module, qualname)s the walk from its forward entered} for llama, sd3, t5, mixtral, flux,
+    unet2d_condition and bloom, one scan; and "llama findings": the (path, line)s of llama's findings."""
     try:
         env = env_root()
     except EnvUnavailable as e:
         pytest.skip(f"the pinned transformers/diffusers environment is not available: {e}")
     from realcode.static import analyse
 
-    names = ("llama", "sd3", "t5", "mixtral")
+    names = ("llama", "sd3", "t5", "mixtral", "flux", "unet2d_condition", "bloom")
     static = analyse([BY_NAME[n] for n in names], env, cache_dir=cache_root() / "realcode" / "lint-cache")
     out = {name: {f"{m}:{q}" for m, q in static[name]["reached"]} for name in names}
     out["llama findings"] = {(f["path"], f["line"]) for f in static["llama"]["findings"]}
@@ -191,3 +191,40 @@ def test_self_passed_to_a_plain_function_is_that_instance(walked):
     grouped_mm_experts_forward (a module-level function whose first parameter is `self`), which calls
     `self._apply_gate(...)` (line 501): the `_default_apply_gate` the class decorator stored on MixtralExperts."""
     assert "transformers.integrations.moe:_default_apply_gate" in walked["mixtral"]
+
+
+def test_a_parameter_reassigned_in_the_body_holds_what_it_assigns(walked):
+    """diffusers models/transformers/transformer_flux.py:335-337, FluxAttention.__init__(..., processor=None):
+    `if processor is None: processor = self._default_processor_cls()` (FluxAttnProcessor), then
+    `self.set_processor(processor)`; FluxAttention.forward's `self.processor(self, ...)` (line 355) runs
+    FluxAttnProcessor.__call__, and through it dispatch_attention_fn (line 121), which Dynamo traced."""
+    assert "diffusers.models.transformers.transformer_flux:FluxAttnProcessor.__call__" in walked["flux"]
+    assert "diffusers.models.attention_dispatch:dispatch_attention_fn" in walked["flux"]
+
+
+def test_what_a_function_appends_to_a_local_list_is_in_it(walked):
+    """diffusers models/unets/unet_2d_blocks.py:1173-1223, CrossAttnDownBlock2D.__init__: `attentions = []`,
+    `attentions.append(Transformer2DModel(...))` in a loop, `self.attentions = nn.ModuleList(attentions)`;
+    forward's `for i, (resnet, attn) in enumerate(zip(self.resnets, self.attentions))` calls `attn(...)`
+    (line 1270): Transformer2DModel.forward, and through it BasicTransformerBlock.forward, which Dynamo
+    traced."""
+    assert "diffusers.models.transformers.transformer_2d:Transformer2DModel.forward" in walked["unet2d_condition"]
+    assert "diffusers.models.attention:BasicTransformerBlock.forward" in walked["unet2d_condition"]
+
+
+def test_an_init_parameter_holds_what_the_constructions_pass_it(walked):
+    """diffusers models/transformers/transformer_sd3.py:49-56, SD3SingleTransformerBlock.__init__:
+    `self.attn = Attention(..., processor=JointAttnProcessor2_0())`; Attention.__init__'s `processor:
+    "AttnProcessor" | None` goes to `self.set_processor(processor)` (models/attention_processor.py:309), and
+    Attention.forward's `self.processor(self, ...)` (line 607) runs JointAttnProcessor2_0.__call__, which
+    Dynamo traced -- not an AttnProcessor, the parameter's declared type."""
+    assert "diffusers.models.attention_processor:JointAttnProcessor2_0.__call__" in walked["sd3"]
+
+
+def test_an_autograd_functions_apply_runs_its_forward_and_backward(walked):
+    """models/bloom/modeling_bloom.py:141-164: `class GeLUFunction(torch.autograd.Function)` with static
+    `forward(ctx, input)` (calls bloom_gelu_forward) and `backward(ctx, grad_output)` (calls bloom_gelu_back);
+    BloomGelu.forward returns `GeLUFunction.apply(x)` (line 164).  torch's `apply` runs the class's forward,
+    and Dynamo traced both methods (it speculates the backward while tracing the call)."""
+    for fn in ("GeLUFunction.forward", "bloom_gelu_forward", "GeLUFunction.backward", "bloom_gelu_back"):
+        assert f"transformers.models.bloom.modeling_bloom:{fn}" in walked["bloom"], fn

@@ -32,6 +32,13 @@ TRANSPARENT_DECORATORS = frozenset({
     "override", "typing_extensions.override", "typing.override",
 })
 
+# External methods that run methods of the class they are called on, a subclass the scanned code defines:
+# `GeLUFunction.apply(x)` runs the class's own `forward` (and `setup_context`), and Dynamo traces its
+# `backward` while tracing the call (it speculates both to build the autograd function's graph).
+SUBCLASS_CALLBACKS = {
+    "torch.autograd.Function.apply": ("forward", "setup_context", "backward"),
+}
+
 # Dynamo ignores these cache wrappers and traces the wrapped function (with a one-time UserWarning).
 CACHE_DECORATORS = frozenset({"functools.cache", "functools.lru_cache"})
 CACHED_PROPERTY = frozenset({"functools.cached_property"})

@@ -229,6 +229,12 @@ class CallMixin:
             f = self.function(v.id)
             if f is None:
                 return frozenset({Unknown("missing function")})
+            named = self._decorator_table_name(v)
+            if named is not None:
+                # a decorator the model names, indexed as source (sglang's register_custom_op): called with the
+                # function it registers, or as a factory (`@register_custom_op(fake_impl=...)`) whose decorator
+                # does the same, what the model says -- not what its source makes of the eager path
+                return self._call_external(named, args, kwargs, scope)
             if scope.depth >= MAX_CALL_DEPTH:
                 return self._returns_without_args(v, f)
             bindings = self.bind_args(f, v, args, kwargs, scope)
@@ -348,11 +354,48 @@ class CallMixin:
         which = 1 if name == "builtins.filter" and len(args) > 1 else 0
         return frozenset({SeqVal(elems(self._arg_values(args, scope, which)))})
 
+    def _imported_module(self, names: frozenset, args, kwargs, scope: Scope) -> frozenset:
+        """``importlib.import_module(NAME[, package])``: the module each constant name names (relative names
+        against ``package``, ``__name__`` / ``__package__`` being the calling module's), so that a registry of
+        dotted paths (vLLM's ``resolve_obj_by_qualname("pkg.mod.Class")``: ``rsplit``, ``import_module``,
+        ``getattr``) resolves to its classes.  A name computed at run time stays unknown."""
+        anchor = None
+        package = args[1] if len(args) > 1 else next((x for k, x in kwargs if k == "package"), None)
+        if package is not None and not (isinstance(package, tuple) and package[:1] == ("__value__",)):
+            if package == ("name", "__name__"):
+                anchor = scope.module
+            elif package == ("name", "__package__"):
+                m = self.module(scope.module)
+                anchor = scope.module if m is not None and m.is_package else scope.module.rpartition(".")[0]
+            else:
+                got = self.eval(package, scope)
+                if len(got) == 1 and isinstance(next(iter(got)), Const) and isinstance(next(iter(got)).value, str):
+                    anchor = next(iter(got)).value
+        out: set = set()
+        for v in _fixed(names):
+            if not (isinstance(v, Const) and isinstance(v.value, str) and v.value.strip(".")):
+                out.add(Unknown("import_module of a computed name"))
+                continue
+            target = v.value
+            if target.startswith("."):
+                level = len(target) - len(target.lstrip("."))
+                if anchor is None:
+                    out.add(Unknown("relative import_module without a package"))
+                    continue
+                base = anchor.split(".")
+                if level - 1 > len(base) - 1:
+                    out.add(Unknown("relative import_module beyond the top"))
+                    continue
+                target = ".".join(base[:len(base) - (level - 1)] + [target[level:]])
+            out |= self.module_value(target)
+        return frozenset(out) if out else UNKNOWN
+
     def _call_external(self, name: str, args, kwargs, scope: Scope) -> frozenset:
         first = self._arg_values(args, scope, 0) if args else EMPTY
         callables = frozenset(x for x in first if isinstance(x, (Func, Partial, Instance, Op)))
         decorator_like = (
             name in model.CACHE_DECORATORS or name in model.DISABLE_DECORATORS or name in model.OP_DECORATORS
+            or name in model.OP_REGISTRATION_DECORATORS
             or name in model.TRACE_TIME_DECORATORS or name in model.TRANSPARENT_WRAPPER_CALLS
             or name in model.CACHED_PROPERTY or name in model.PROPERTY
         )
@@ -374,9 +417,12 @@ class CallMixin:
             return frozenset({Partial(first, rest, kw)})
         if name == "builtins.getattr" and len(args) >= 2:
             attr = self._arg_values(args, scope, 1)
-            if len(attr) == 1 and isinstance(next(iter(attr)), Const) and isinstance(next(iter(attr)).value, str):
-                aname = next(iter(attr)).value
-                got = frozenset().union(*(self.attr(o, aname) for o in _fixed(first))) if first else UNKNOWN
+            names = [a.value for a in _fixed(attr) if isinstance(a, Const) and isinstance(a.value, str)]
+            if names:
+                # one name, or one of a few (a registry's dotted paths): each attribute it may read
+                got = frozenset().union(*(self.attr(o, n) for o in _fixed(first) for n in names)) if first else UNKNOWN
+                if len(names) < len(attr):  # and a name computed at run time
+                    got |= frozenset({Unknown("getattr of a computed name")})
                 if len(args) >= 3:  # getattr(obj, name, default): either
                     got = frozenset(v for v in got if not isinstance(v, Unknown)) | self._arg_values(args, scope, 2)
                 return got
@@ -385,6 +431,8 @@ class CallMixin:
             foreign = frozenset(Foreign(o.origin, f"{o.path}.<{_name_text(args[1])}>" if o.path
                                         else f"<{_name_text(args[1])}>") for o in first if isinstance(o, Foreign))
             return foreign or UNKNOWN
+        if name == "importlib.import_module" and args:
+            return self._imported_module(first, args, kwargs, scope)
         if name == "builtins.type" and len(args) == 1:
             return frozenset(Class(x.cls) for x in first if isinstance(x, Instance)) or UNKNOWN
         if name == "builtins.super":

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..dynamo import model
-from ..values import EMPTY, Class, External, Func, Instance, Op, Unknown
+from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Partial, Unknown
 from .locator import _MentionIndex, split_id
 from .scope import Scope, _fixed
 
@@ -57,10 +57,11 @@ class ClassMixin:
         self._subclass_memo[cid] = found
         return found
 
-    def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False, in_bases: bool = False) -> list:
+    def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False, in_bases: bool = False,
+                         called: bool = False) -> list:
         """The .py files of package ``top`` (scanned or on the search path; ``outside_too``: and every other
-        scanned file) whose text mentions the identifier ``needle`` (``in_bases``: in a class's base list), as
-        (module, path, is_package).
+        scanned file) whose text mentions the identifier ``needle`` (``in_bases``: in a class's base list;
+        ``called``: as a capitalised name called), as (module, path, is_package).
 
         Answered from inverted indexes (identifier -> files) built on first use: one over the scanned files,
         one per package found on the search path.  Asking for a few hundred class names over 10,000 files is
@@ -74,9 +75,9 @@ class ClassMixin:
             paths = {str(p) for _, (p, _) in self.locator.scanned.items()}
             unscanned = self._mention_index[top] = _MentionIndex(
                 [e for e in self.locator.package_files(top) if str(e[1]) not in paths])
-        hits = scanned.files_with(needle, in_bases)
+        hits = scanned.files_with(needle, in_bases, called)
         in_top = [e[0] == top or e[0].startswith(top + ".") for e in hits]
-        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle, in_bases)
+        out = [e for e, t in zip(hits, in_top) if t] + unscanned.files_with(needle, in_bases, called)
         if outside_too:
             out += [e for e, t in zip(hits, in_top) if not t]
         return out
@@ -238,6 +239,7 @@ class ClassMixin:
                 return self.call(bound, (), (), Scope(mod))
         if inst is not None:
             vals = set()
+            declared = set()  # `self.x: T` with no value: T's instances, where the stores say nothing
             for cid in mro:
                 if ":" not in cid:
                     continue
@@ -252,9 +254,19 @@ class ClassMixin:
                     if expr[0] == "name" and fs is not None and expr[1] in fs.params[1:] and fs.name != "__init__":
                         # what the class passes its setter, before the parameter's declared type
                         got = self._setter_arguments(mro, method_qual, fs, expr[1], inst) or got
+                    elif expr[0] == "name" and fs is not None and fs.name == "__init__":
+                        got = got | self._constructor_arguments(inst.cls, mid, fs, expr[1])
                     if method_qual.endswith(".__init_subclass__") and first and first[0] == "method":
                         got = self._subclass_wrapped(first, got, inst)
-                    vals |= got
+                    if expr[0] == "annot":
+                        declared |= got
+                    else:
+                        vals |= got
+            if not any(not isinstance(v, Unknown) and v != Const(None) for v in vals):
+                # a declaration assigns nothing: the type is a fallback, as a return annotation is (vLLM's
+                # `self.quant_method: QuantizeMethodBase` then `self.quant_method = UnquantizedLinearMethod()`:
+                # the declared base would dispatch to every subclass's methods, the MoE ones too)
+                vals |= declared
             if vals:
                 return frozenset(vals)
         if first is None:
@@ -309,8 +321,53 @@ class ClassMixin:
                         arg = site.args[index]
                     if arg is not None:
                         out |= self.eval(arg, Scope(mod, fs, mid, inst.cls))
+                        if arg[0] == "name" and fs.name == "__init__":
+                            out |= self._constructor_arguments(inst.cls, mid, fs, arg[1])
         res = self._mro_memo[key] = frozenset(v for v in out if not isinstance(v, Unknown))
         return res
+
+    def _constructor_arguments(self, cid: str, init_id: str, init, param: str) -> frozenset:
+        """The objects (instances, classes, functions) the program's constructions ``C(...)`` of ``cid`` pass
+        for a parameter of the ``__init__`` they run: diffusers' ``WanAttention(..., processor=WanAttnProcessor())``
+        in WanTransformerBlock, the processor ``__init__`` gives ``self.set_processor(processor)``; SD3's
+        ``Attention(..., processor=JointAttnProcessor2_0())``, though the parameter is declared ``AttnProcessor``
+        (an annotation does not limit what is passed).  Flow-insensitive, as PyCG's parameters: every
+        construction the program makes, found through the files that call the class's name (the class's
+        package and the scanned files); constants are left out, so no branch is decided by them."""
+        key = ("constructed", cid, init_id, param)
+        if key in self._mro_memo:
+            return self._mro_memo[key]
+        self._mro_memo[key] = EMPTY  # an argument that reads the attribute being worked out: no recursion
+        out: set = set()
+        pos = init.params.index(param) - 1 if param in init.params[1:] else None  # after self
+        if (pos is not None or param in init.kwonly) and self._runs_init(cid, init_id):
+            mod, qual = split_id(cid)
+            name = qual.rsplit(".", 1)[-1]
+            for mname, _, _ in self.files_mentioning(mod.split(".")[0], name.encode(),
+                                                     outside_too=bool(self.scanned_modules), called=True):
+                m = self.module(mname)
+                for fq, fs in (m.functions.items() if m is not None else ()):
+                    for site in fs.calls:
+                        f = site.func
+                        if not (f[0] == "name" and f[1] == name or f[0] == "attr" and f[2] == name):
+                            continue
+                        scope = Scope(mname) if fq == "<module>" else Scope(mname, fs, f"{mname}:{fq}")
+                        arg = next((v for k, v in site.kwargs if k == param), None)
+                        if arg is None and pos is not None and pos < len(site.args) and \
+                                all(a[0] != "starred" for a in site.args[:pos + 1]):
+                            arg = site.args[pos]
+                        if arg is not None and Class(cid) in self.eval(f, scope):
+                            out |= {v for v in self.eval(arg, scope) if isinstance(v, (Instance, Class, Func, Partial))}
+        res = self._mro_memo[key] = frozenset(out)
+        return res
+
+    def _runs_init(self, cid: str, init_id: str) -> bool:
+        """Whether constructing ``cid`` runs ``init_id`` (the first ``__init__`` along its MRO)."""
+        for c_id in self.mro(cid):
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is not None and "__init__" in c.methods:
+                return f"{split_id(c_id)[0]}:{c.methods['__init__']}" == init_id
+        return False
 
     def _classmethod_stores(self, mro: list, name: str) -> frozenset:
         """What ``cls.name = value`` in a classmethod stores: the class attribute changes when it runs (the

@@ -43,6 +43,12 @@ _NUMBER_OPS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "
 
 _TENSOR_ARITHMETIC = frozenset({"Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "MatMul"})
 
+# ``str`` methods without side effects whose result depends on their arguments only: folded on constant
+# strings (EvaluatorMixin._str_method), for at most this many receivers at once
+STR_METHODS = frozenset({"split", "rsplit", "partition", "rpartition", "strip", "lstrip", "rstrip", "lower",
+                         "upper", "replace", "startswith", "endswith", "removeprefix", "removesuffix"})
+MAX_FOLDED_STRINGS = 16
+
 
 def tensor_valued(vals: frozenset) -> bool:
     """Every value is a tensor (``model.tensor_type``)."""
@@ -217,6 +223,10 @@ class EvaluatorMixin:
                 viewed = self._container_view(self.eval(e[1][1], scope), e[1][2])
                 if viewed is not None:
                     return viewed
+            if e[1][0] == "attr" and e[1][2] in STR_METHODS:
+                folded = self._str_method(self.eval(e[1][1], scope), e[1][2], e[2], e[3], scope)
+                if folded is not None:
+                    return folded
             callees = self.eval(e[1], scope)
             out = set()
             for c in _fixed(callees):
@@ -363,6 +373,39 @@ class EvaluatorMixin:
                 return _EITHER_BOOL  # `not x`, and a comparison of Python values, is a bool, whichever it is
             return frozenset({Unknown("bool")})
         return frozenset({Unknown(k)})
+
+    def _str_method(self, base: frozenset, name: str, args, kwargs, scope: Scope) -> Optional[frozenset]:
+        """A pure ``str`` method called on constant strings with constant arguments, folded
+        (``qualname.rsplit(".", 1)`` of a dotted path; a list result is a tuple constant, so that unpacking and
+        indexing read its items); what the receiver may be besides a constant string is unknown.  None when no
+        receiver is a constant string or an argument is not a constant."""
+        strings = [v for v in base if isinstance(v, Const) and isinstance(v.value, str)]
+        if not strings or len(strings) > MAX_FOLDED_STRINGS:
+            return None
+        argv = []
+        for a in args:
+            if a[0] == "starred":
+                return None
+            got = self.eval(a, scope)
+            if len(got) != 1 or not isinstance(next(iter(got)), Const):
+                return None
+            argv.append(next(iter(got)).value)
+        kw = {}
+        for key, a in kwargs:
+            got = self.eval(a, scope) if key else EMPTY
+            if not key or len(got) != 1 or not isinstance(next(iter(got)), Const):
+                return None
+            kw[key] = next(iter(got)).value
+        out = set()
+        for v in sorted(strings, key=lambda c: c.value):
+            try:
+                r = getattr(str, name)(v.value, *argv, **kw)
+            except (TypeError, ValueError):
+                return None
+            out.add(Const(tuple(r) if isinstance(r, list) else r))
+        if len(strings) < len(base):  # the receiver may be something else too (`None` where a plugin declines)
+            out.add(Unknown(f"str.{name} of a value not a constant string"))
+        return frozenset(out)
 
     def _constructed_contents(self, cid: str) -> frozenset:
         """What a dict subclass's instances hold, for its own ``super().__getitem__(key)``: the dicts its

@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import is_raises
-from ..values import Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
+from ..values import EMPTY, Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
 from .facts import UNSET
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
@@ -42,6 +42,8 @@ class GuardMixin:
             callees = self.eval(e[1], scope)
             if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.isinstance" for c in callees):
                 return self._isinstance_truth(e[2][0], e[2][1], scope)
+            if len(e[2]) == 2 and any(isinstance(c, External) and c.name == "builtins.issubclass" for c in callees):
+                return self._isinstance_truth(e[2][0], e[2][1], scope, subclass=True)
             verdicts = set()
             for c in _fixed(callees):
                 if isinstance(c, External):
@@ -86,6 +88,13 @@ class GuardMixin:
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
                 return verdicts.pop() if len(verdicts) == 1 else None
+            if e[2][0][0] in ("Is", "IsNot") and left and right and len(left) * len(right) <= 64 and \
+                    all(isinstance(x, (Class, Const)) for x in left | right):
+                # `method_cls is UnquantizedFusedMoEMethod`: a class is itself and nothing else (a constant
+                # is no class); every combination must agree
+                verdicts = {(a == b) == (e[2][0][0] == "Is") if isinstance(a, Class) or isinstance(b, Class)
+                            else _compare(e[2][0][0], a.value, b.value) for a in left for b in right}
+                return verdicts.pop() if len(verdicts) == 1 else None
             if e[2][0][0] in ("In", "NotIn") and self.facts and len(left) == 1 and \
                     right == frozenset({External("os.environ")}):
                 present = self._env_present(next(iter(left)))
@@ -120,10 +129,15 @@ class GuardMixin:
         got = self.facts.env_value(key.value)
         return None if got is None else got is not UNSET
 
-    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope) -> Optional[bool]:
+    def _isinstance_truth(self, obj_expr, cls_expr, scope: Scope, subclass: bool = False) -> Optional[bool]:
         """``isinstance(layer, LinearBase)`` when every value of ``layer`` is an instance of an indexed class:
-        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``."""
+        the narrowing that picks the linear method out of a quantization config's ``get_quant_method``.
+        ``subclass``: ``issubclass(layer_type, RoutedExperts)`` when every value is a class (vLLM's Quark
+        config dispatches on ``type(layer)``); a ``None`` among them raises there, so takes no branch."""
         objs = self.eval(obj_expr, scope)
+        if subclass:
+            objs = frozenset(Instance(o.id) for o in objs if isinstance(o, Class)) \
+                if all(isinstance(o, Class) or o == Const(None) for o in objs) else EMPTY
         if not objs or not all(isinstance(o, Instance) for o in objs):
             return None
         wanted = set()

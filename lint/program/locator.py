@@ -99,19 +99,23 @@ IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a class header's base list: from `class Name(` to the `)` that ends the header (the first one followed by
 # `:`), across lines; nested calls and subscripts in the bases are inside the match
 _CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:", re.M | re.S)
+# a capitalised name called (`Attention(`, `attention_processor.Attention(`): where a class is constructed
+_CALLED_RE = re.compile(rb"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9_]*)\(")
 
 
 class _MentionIndex:
     """Which of some files (in their given order) mention an identifier: in a class header's base list
-    (``class A(pkg.Base, Mixin):``, where a subclass must name its base), or anywhere in the text.
+    (``class A(pkg.Base, Mixin):``, where a subclass must name its base), called (``A(``), or anywhere in the text.
 
-    The base-list index (identifier -> files) is built on the first such query: the subclass search asks for
-    hundreds of names.  Whole-text queries are few (a framework's model registry name), so each is a byte
-    search over the files, kept: an index of every identifier of 11,000 files cost 3.5 s to build."""
+    The base-list and called-name indexes (identifier -> files) are built on the first such query: the subclass
+    search and the constructions search ask for hundreds of names.  Whole-text queries are few (a framework's
+    model registry name), so each is a byte search over the files, kept: an index of every identifier of 11,000
+    files cost 3.5 s to build."""
 
     def __init__(self, files: list):
         self.files = files
         self._bases: Optional[dict] = None
+        self._called: Optional[dict] = None
         self._anywhere: dict = {}  # needle -> files
 
     def _texts(self):
@@ -121,7 +125,10 @@ class _MentionIndex:
             except OSError:
                 continue
 
-    def files_with(self, needle: bytes, in_bases: bool = False) -> list:
+    def files_with(self, needle: bytes, in_bases: bool = False, called: bool = False) -> list:
+        """The files that mention ``needle``: in a class's base list (``in_bases``), followed by ``(`` (``called``:
+        a class name -- capitalised, as classes are named -- where the class is constructed or called; one index
+        of such names, built on the first query), or anywhere."""
         if in_bases:
             if self._bases is None:
                 bases: dict = {}
@@ -132,6 +139,14 @@ class _MentionIndex:
                         bases.setdefault(word, []).append(i)
                 self._bases = bases
             return [self.files[i] for i in self._bases.get(needle, ())]
+        if called:
+            if self._called is None:
+                called_in: dict = {}
+                for i, data in self._texts():
+                    for word in set(_CALLED_RE.findall(data)):
+                        called_in.setdefault(word, []).append(i)
+                self._called = called_in
+            return [self.files[i] for i in self._called.get(needle, ())]
         hit = self._anywhere.get(needle)
         if hit is None:
             word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")

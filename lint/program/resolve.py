@@ -147,8 +147,12 @@ class ResolverMixin:
                     out = self._stored(out, b, mod)
         if out:
             return frozenset(out)
+        # `from m import *`, in order: one that always runs replaces what an earlier one bound; one under a
+        # branch (`if BACKEND == "torch": from .torch_impl import *` / `else: from .triton_impl import *`) may
+        # have run, and adds to it
+        starred: set = set()
         for star_mod, guards in m.star_imports:
-            if not self.guards_may_hold(guards, scope):
+            if not self.guards_may_hold(guards, scope, preds):
                 continue
             sm = self.module(star_mod)
             if sm is None:
@@ -159,7 +163,12 @@ class ResolverMixin:
             ):
                 r = self.resolve_global(star_mod, name)
                 if r and not all(isinstance(v, Unknown) for v in r):
-                    return r
+                    if all(self.truth(g.cond, scope, preds) == g.polarity for g in guards):
+                        starred = set(r)  # runs every time (or under TYPE_CHECKING, read as a type checker)
+                    else:
+                        starred |= r
+        if starred:
+            return frozenset(starred)
         if m.is_package:
             sub = f"{mod}.{name}"
             if self.locator.find(sub) is not None:
@@ -173,6 +182,12 @@ class ResolverMixin:
             return frozenset({External(model.normalize(f"{outside[0]}.{name}"))})
         if name in ("__name__", "__file__", "__doc__", "__package__", "__spec__", "__path__"):
             return frozenset({Unknown("module dunder")})
+        if not typing and (getattr_fn := self._module_getattr(mod, m)) is not None:
+            # PEP 562: a name the module does not bind is what its own `__getattr__(name)` returns (vLLM's
+            # `current_platform`, made on first access from the detected platform's dotted path)
+            got = self.call(getattr_fn, (("__value__", frozenset({Const(name)})),), (), Scope(mod))
+            if got and not all(isinstance(v, Unknown) for v in got):
+                return got
         if not typing and m.is_package:
             # the lazy-module idiom (transformers, diffusers: `if TYPE_CHECKING: from .moe import
             # use_experts_implementation` / `else: sys.modules[__name__] = _LazyModule(...)`): what a package
@@ -181,6 +196,15 @@ class ResolverMixin:
             if r and not all(isinstance(v, Unknown) for v in r):
                 return r
         return frozenset({Unknown(f"unbound name {mod}.{name}")})
+
+    def _module_getattr(self, mod: str, m) -> Optional[Func]:
+        """The module's top-level ``def __getattr__(name)``, if it has one."""
+        if "__getattr__" not in m.bindings:
+            return None
+        for v in self.resolve_global(mod, "__getattr__"):
+            if isinstance(v, Func) and v.id == f"{mod}:__getattr__":
+                return v
+        return None
 
     def _guarded_rebinding(self, before: set, vals, guards, name: str, scope: Scope, preds) -> set:
         """A top-level binding under guards.  Where each guard is decided to hold or tests the name itself,
@@ -241,10 +265,11 @@ class ResolverMixin:
             f = s.func
             if name in f.params or name in f.kwonly or name == f.vararg or name == f.kwarg:
                 got = self.param_value(name, s)
-                if name in f.locals and got and all(isinstance(v, (Const, Func)) for v in got):
+                if name in f.locals and got and all(isinstance(v, (Const, Func, Unknown)) for v in got):
                     # reassigned in the body (`if backend == "auto": backend = pick()`, transformers'
-                    # `mask_function = and_masks(mask_function, ...)`): the constant or function passed, or the
-                    # value assigned -- an argument bound at the call must not hide what the body makes of it
+                    # `mask_function = and_masks(mask_function, ...)`, diffusers' `if processor is None:
+                    # processor = self._default_processor_cls()`): the constant or function passed, or nothing
+                    # known of it, or the value assigned -- what was passed must not hide what the body makes of it
                     got = got | self._local_value(name, s)
                 return got
             if name in f.locals:

@@ -62,6 +62,8 @@ FIXTURE_SETS: dict[str, list[tuple[str, str]]] = {
     "current": [("sglang", "0.5.23"), ("flashinfer-python", "0.7.2.post1"), ("nvidia-ml-py", "13.610.43")],
     # LoRA layers: a caller's guard on `self` decides the callee's (issue [B])
     "peft": [("peft", "0.17.1")],
+    # vLLM's layers with the FlashInfer they call: a linear layer's quantization method is no fused-MoE one
+    "vllm": [("vllm", "0.33.0"), ("flashinfer-python", "0.7.2.post1")],
 }
 
 COMPLETE = ".complete"
