@@ -119,7 +119,7 @@ def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path) -> dict:
     out = out_dir / f"{label}.json"
     cmd = [str(Path(sys.executable).parent / "compile-lint"), "scan", str(site), "--no-environment", "-q",
            "--format", "json", "-o", str(out), "--jobs", str(jobs)]
-    cmd += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    cmd += ["--cache-dir", str(cache), "--incremental"] if cache else ["--no-cache"]
     err_file = out_dir / f"{label}.stderr"
     t0 = time.monotonic()
     with open(err_file, "w") as fh:
@@ -341,7 +341,8 @@ def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
 
     def run(label: str, files: list, use_cache: bool = True) -> dict:
         out = out_dir / f"{label}.json"
-        cmd = [exe, "precommit", *map(str, files), "--root", str(repo), "--search-path", str(fi), "--format", "json"]
+        cmd = [exe, "precommit", *map(str, files), "--root", str(repo), "--search-path", str(fi), "--format", "json",
+               "--incremental"]
         cmd += ["--cache-dir", str(cache)] if use_cache else ["--no-cache"]
         t0 = time.monotonic()
         with open(out, "w") as fh:

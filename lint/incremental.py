@@ -388,9 +388,9 @@ class _MentionIndexes(dict):
         plain = index.files_with
         t = self.t
 
-        def files_with(needle: bytes, in_bases: bool = False):
-            ans = plain(needle, in_bases)
-            item = ("q", needle, in_bases)
+        def files_with(needle: bytes, in_bases: bool = False, called: bool = False):
+            ans = plain(needle, in_bases, called)
+            item = ("q", needle, in_bases, called)
             t.cur_reads.add(item)
             got = t.checks.setdefault(item, set())
             got.update(str(p) for _, p, _ in ans)
@@ -542,12 +542,14 @@ def changed_items(old, new, mod: str) -> set:
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _mentions(data: bytes, needle: bytes, in_bases: bool) -> bool:
+def _mentions(data: bytes, needle: bytes, in_bases: bool, called: bool = False) -> bool:
     """Whether a file's text answers a mention query (program/locator.py's _MentionIndex)."""
-    from .program.locator import _CLASS_BASES_RE
+    from .program.locator import _CALLED_RE, _CLASS_BASES_RE
 
     if in_bases:
         return needle in {w for h in _CLASS_BASES_RE.findall(data) for w in _IDENT.findall(h)}
+    if called:
+        return needle in set(_CALLED_RE.findall(data))
     word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
     return needle in data and word.search(data) is not None
 
@@ -561,9 +563,8 @@ def stale_checks(checks: dict, changed: dict) -> set:
     by_module = {m: data for m, data in changed.values()}
     for item, value in checks.items():
         if item[0] == "q":
-            _, needle, in_bases = item
             for path, (_, data) in changed.items():
-                if _mentions(data, needle, in_bases) != (path in value):
+                if _mentions(data, *item[1:]) != (path in value):
                     out.add(item)
                     break
         elif item[0] == "t" and item[1] in by_module:

@@ -49,12 +49,13 @@ def _split(values) -> list:
 @click.option("--ignore", multiple=True, metavar="CODES")
 @click.option("--cache-dir", metavar="DIR", help="Put every cache here (default: as `scan`).")
 @click.option("--no-cache", is_flag=True)
+@click.option("--incremental", is_flag=True, help="After an edit, walk again only the regions whose reads changed.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--no-paths", is_flag=True, help="One line per finding, without the call path.")
 @click.option("--debug", is_flag=True, hidden=True)
-def precommit_cmd(files, roots, python, search_path, select, ignore, cache_dir, no_cache, baseline, fmt, no_paths,
-                  debug):
+def precommit_cmd(files, roots, python, search_path, select, ignore, cache_dir, no_cache, incremental, baseline, fmt,
+                  no_paths, debug):
     """Scan the project; report the findings whose call path touches FILES (what pre-commit passes)."""
     from .config import configure
     from .engine import ScanOptions
@@ -67,9 +68,10 @@ def precommit_cmd(files, roots, python, search_path, select, ignore, cache_dir, 
         from .cli import cache_dirs
 
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(roots, cache_dir)
-        # an unchanged tree is answered from the result cache; after an edit, only the regions that read
-        # what changed are walked again (lint/incremental.py)
+        # an unchanged tree is answered from the result cache; after an edit, with --incremental, only the
+        # regions that read what changed are walked again (lint/incremental.py)
         opts.use_result_cache = True
+        opts.incremental = incremental
     opts = configure(opts)
     result, all_paths = scan_keeping_all_paths(opts)
     return finish(result, opts, fmt=fmt, no_paths=no_paths, baseline=baseline,

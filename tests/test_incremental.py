@@ -18,7 +18,7 @@ CASES = HERE / "corpus" / "cases"
 
 def _scan(root: Path, cache, **kw):
     opts = dict(paths=[root], use_environment=False, use_installed_torch=False, show_disabled=True,
-                cache_dir=cache, use_result_cache=cache is not None)
+                cache_dir=cache, use_result_cache=cache is not None, incremental=cache is not None)
     opts.update(kw)
     return scan(ScanOptions(**opts))
 

@@ -14,7 +14,7 @@ from ecosystem_util import COMPILE_LINT, make_project
 
 
 def _scan(root: Path, cache: Path, **kw):
-    opts = dict(paths=[root / "pkg"], use_environment=False, cache_dir=cache, use_result_cache=True,
+    opts = dict(paths=[root / "pkg"], use_environment=False, cache_dir=cache, use_result_cache=True, incremental=True,
                 use_installed_torch=False)
     opts.update(kw)
     return scan(ScanOptions(**opts))
