@@ -19,6 +19,17 @@
 4. Checks: no internal error, the same findings (fingerprints) in every run and the ``--no-cache`` run, and
    the targets (cold <= 60 s, warm <= 3 s, one-file edit <= 5 s, peak RSS <= 2 GB); a missed target is
    printed with its factor, and the exit code is 1.
+5. Incremental rows (issue [F]), each on the warm cache, then undone: a code edit (an environment read put in
+   front of a one-line statement: no line moves) in ``--leaf-edits`` functions that hold a hazard one region
+   reaches, in distinct files (the median is the figure); the same edit in the function of FlashInfer's
+   ``jit/core.py`` on the paths of the most regions (the hub); a ``@torch.compile`` function appended to
+   ``sglang/srt/layers/activation.py`` (a new region); and ``compile-lint precommit`` on a checkout of
+   sglang's source (flashinfer on ``--search-path``) after a leaf edit.  Each row states the regions walked
+   again and reused and the files re-indexed, and is checked against a full scan of the edited tree (every
+   region walked, from the same cached summaries; the pre-commit row against ``--no-cache``), unless
+   ``--no-verify``.  The tree with every edit undone must give the original findings again.
+6. The parse floor: the stdlib ``ast`` reading and parsing every .py file of the site on the same number of
+   workers; the incremental rows are printed as ratios to it.
 """
 from __future__ import annotations
 
@@ -35,6 +46,7 @@ import time
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -46,6 +58,7 @@ DISTS = [("torch", "2.13.0"), ("sglang", "0.5.23"), ("flashinfer-python", "0.7.2
 TARGETS = {"cold": 60.0, "warm": 3.0, "edit": 5.0}
 RSS_TARGET_MB = 2048
 EDIT_FILE = "sglang/srt/layers/activation.py"  # a region candidate (mentions torch.compile); else the first one
+HUB_FILE = "flashinfer/jit/core.py"  # the JIT loader most of FlashInfer's ops go through
 
 
 def bench_root() -> Path:
@@ -106,7 +119,7 @@ def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path) -> dict:
     out = out_dir / f"{label}.json"
     cmd = [str(Path(sys.executable).parent / "compile-lint"), "scan", str(site), "--no-environment", "-q",
            "--format", "json", "-o", str(out), "--jobs", str(jobs)]
-    cmd += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    cmd += ["--cache-dir", str(cache), "--incremental"] if cache else ["--no-cache"]
     err_file = out_dir / f"{label}.stderr"
     t0 = time.monotonic()
     with open(err_file, "w") as fh:
@@ -162,6 +175,208 @@ def baseline(site: Path, jobs: int, budget_s: float) -> dict:
             "extrapolated": step > 1}
 
 
+def _ast_chunk(paths: list) -> int:
+    import ast
+
+    n = 0
+    for p in paths:
+        data = Path(p).read_bytes()
+        n += len(data)
+        try:
+            ast.parse(data)
+        except (SyntaxError, ValueError):
+            pass
+    return n
+
+
+def parse_floor(site: Path, jobs: int) -> dict:
+    """The stdlib ``ast`` reading and parsing every .py file of the site, on ``jobs`` worker processes: what any
+    analysis that parses the site costs at least.  The incremental rows are stated as ratios to it."""
+    files = sorted(str(p) for p in site.rglob("*.py"))
+    chunks = [files[i:i + 40] for i in range(0, len(files), 40)]
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(jobs) as pool:
+        n = sum(pool.map(_ast_chunk, chunks))
+    return {"files": len(files), "bytes": n, "wall_s": time.monotonic() - t0}
+
+
+# ------------------------------------------------------------------------------------------ incremental rows
+def _find_function(tree, qualname: str):
+    """The def of ``qualname`` (``C.m``, ``f``; closures' ``<locals>`` parts skipped) in a parsed module."""
+    import ast
+
+    parts = [p for p in qualname.split(".") if p != "<locals>"]
+    nodes = tree.body
+    found = None
+    for part in parts:
+        found = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.name == part), None)
+        if found is None:
+            return None
+        nodes = found.body
+    return found if found is not None and not isinstance(found, ast.ClassDef) else None
+
+
+def code_edit(path: Path, qualname: str) -> Optional[bytes]:
+    """The file with an environment read put in front of the first one-line statement of ``qualname``'s body,
+    on the same line (no line moves): a code edit that changes that function's summary and adds a hazard."""
+    import ast
+
+    src = path.read_bytes()
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    fn = _find_function(tree, qualname)
+    if fn is None:
+        return None
+    for st in fn.body:
+        if st.lineno != st.end_lineno or isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try,
+                                                          ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue  # the docstring
+        lines = src.split(b"\n")
+        line = lines[st.lineno - 1]
+        if line[:st.col_offset].strip():
+            continue  # `if x: y` on one line
+        lines[st.lineno - 1] = (line[:st.col_offset] + b'_cl_bench = __import__("os").environ.get("CL_BENCH"); '
+                                + line[st.col_offset:])
+        return b"\n".join(lines)
+    return None
+
+
+def pick_edits(doc: dict, site: Path, n_leaf: int) -> dict:
+    """From a cold scan's report: ``n_leaf`` functions holding a hazard that one region reaches (in distinct
+    files), and the function of flashinfer/jit/core.py on the paths of the most regions."""
+    leaves, files = [], set()
+    for f in sorted(doc.get("findings", ()), key=lambda f: f.get("fingerprint", "")):
+        path = site / f["path"] if not os.path.isabs(f["path"]) else Path(f["path"])
+        if f.get("regions_reaching") != 1 or path in files or "<" in f["qualname"]:
+            continue
+        if str(path).replace("\\", "/").endswith(HUB_FILE):
+            continue  # the hub's own row
+        if not str(path).startswith(str(site)) or code_edit(path, f["qualname"]) is None:
+            continue
+        leaves.append((path, f["qualname"]))
+        files.add(path)
+        if len(leaves) == n_leaf:
+            break
+    reach: dict = {}
+    for f in doc.get("findings", ()):
+        region = (f["region"]["path"], f["region"]["line"])
+        for fr in f["trace"]:
+            if fr["path"].replace("\\", "/").endswith(HUB_FILE):
+                reach.setdefault(fr["qualname"], set()).add(region)
+                for other in f.get("other_regions", ()):
+                    reach[fr["qualname"]].add((other["path"], other["line"]))
+    hub = None
+    for qual, regions in sorted(reach.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        path = site / "flashinfer" / "jit" / "core.py"
+        if code_edit(path, qual) is not None:
+            hub = (path, qual, len(regions))
+            break
+    return {"leaves": leaves, "hub": hub}
+
+
+def new_region_edit(path: Path) -> bytes:
+    """A compiled region appended to ``path`` (a region candidate that imports torch): lines do not move."""
+    return path.read_bytes() + (b"\n\n@torch.compile(fullgraph=True)\ndef _cl_bench_region(x):\n"
+                                b"    return SiluAndMul().forward_native(x)\n")
+
+
+def incremental_rows(site: Path, cache: Path, jobs: int, out_dir: Path, verify: bool, n_leaf: int) -> list:
+    """Each edit on the warm cache, timed, then undone (the next row starts from the original tree again,
+    after a run that brings the cache back); each row's findings against a --no-cache scan of the edited
+    tree (``verify``)."""
+    cold = json.loads((out_dir / "cold.json").read_text())
+    picks = pick_edits(cold, site, n_leaf)
+    edits = [(f"leaf {i + 1}", p, code_edit(p, q), f"{p.relative_to(site)}:{q}")
+             for i, (p, q) in enumerate(picks["leaves"])]
+    if picks["hub"] is not None:
+        p, q, n = picks["hub"]
+        edits.append(("hub", p, code_edit(p, q), f"{p.relative_to(site)}:{q} (on the paths of {n} regions)"))
+    act = site / EDIT_FILE
+    if act.is_file():
+        edits.append(("new region", act, new_region_edit(act), f"{EDIT_FILE}: a @torch.compile function appended"))
+    rows = []
+    restored = None
+    for label, path, data, what in edits:
+        original = path.read_bytes()
+        try:
+            path.write_bytes(data)
+            r = run_scan(site, cache, jobs, label.replace(" ", "-"), out_dir)
+            r["what"] = what
+            if verify:
+                ref = run_scan(site, _fresh_results(cache, out_dir), jobs, label.replace(" ", "-") + "-full",
+                               out_dir)
+                r["verified"] = ref["ok"] and ref["fingerprints"] == r["fingerprints"]
+        finally:
+            path.write_bytes(original)
+        restored = run_scan(site, cache, jobs, "restored", out_dir)  # the cache back at the original tree
+        rows.append(r)
+    return rows, restored
+
+
+def _fresh_results(cache: Path, out_dir: Path) -> Path:
+    """A cache directory with the same summaries and no result: a full scan (the walk of every region, from
+    the cached summaries), the reference an incremental row must equal; cheaper than --no-cache, which also
+    parses every file again."""
+    d = Path(tempfile.mkdtemp(prefix="full-", dir=out_dir))
+    for entry in cache.iterdir():
+        if entry.name != "results":
+            (d / entry.name).symlink_to(entry)
+    return d
+
+
+def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
+    """``compile-lint precommit`` on a checkout of sglang 0.5.23's source (from PyPI) with flashinfer 0.7.2 on
+    the search path: primed, then after a one-file code edit in a function that one region reaches."""
+    sgl, fi = fetch("sglang", "0.5.23"), fetch("flashinfer-python", "0.7.2.post1")
+    repo = out_dir / "sglang-checkout"
+    shutil.copytree(sgl / "sglang", repo / "sglang", ignore=_only_py)
+    subprocess.run(["git", "init", "-q", str(repo)], check=False)
+    cache = out_dir / "precommit-cache"
+    exe = str(Path(sys.executable).parent / "compile-lint")
+
+    def run(label: str, files: list, use_cache: bool = True) -> dict:
+        out = out_dir / f"{label}.json"
+        cmd = [exe, "precommit", *map(str, files), "--root", str(repo), "--search-path", str(fi), "--format", "json",
+               "--incremental"]
+        cmd += ["--cache-dir", str(cache)] if use_cache else ["--no-cache"]
+        t0 = time.monotonic()
+        with open(out, "w") as fh:
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, cwd=repo)
+        wall = time.monotonic() - t0
+        try:
+            doc = json.loads(out.read_text())
+        except ValueError:
+            doc = {}
+        return {"label": label, "wall_s": wall, "cpu_s": 0.0, "rss_mb": 0.0, "rc": proc.returncode,
+                "ok": proc.returncode in (0, 1) and "Traceback" not in proc.stderr, "stderr": proc.stderr[-2000:],
+                "stats": doc.get("stats", {}), "fingerprints": sorted(f.get("fingerprint", "")
+                                                                      for f in doc.get("findings", ()))}
+
+    prime = run("precommit-prime", [])
+    scan_doc = json.loads((out_dir / "precommit-prime.json").read_text() or "{}")
+    picks = pick_edits(scan_doc, repo, 1)
+    rows = [prime]
+    if picks["leaves"]:
+        path, qual = picks["leaves"][0]
+        original = path.read_bytes()
+        try:
+            path.write_bytes(code_edit(path, qual))
+            r = run("precommit-edit", [path])
+            r["what"] = f"{path.relative_to(repo)}:{qual}"
+            if verify:
+                ref = run("precommit-edit-nocache", [path], use_cache=False)
+                r["verified"] = ref["ok"] and ref["fingerprints"] == r["fingerprints"]
+            rows.append(r)
+        finally:
+            path.write_bytes(original)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
@@ -170,6 +385,11 @@ def main() -> int:
     ap.add_argument("--baseline-budget", type=float, default=120.0, help="seconds the libcst baseline may take")
     ap.add_argument("--skip-nocache", action="store_true", help="skip the --no-cache reference run")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--leaf-edits", type=int, default=3, help="leaf functions edited (the median is the figure)")
+    ap.add_argument("--no-verify", action="store_true", help="do not check each incremental row against a full "
+                    "scan of the edited tree (the restored tree is still checked)")
+    ap.add_argument("--skip-precommit", action="store_true", help="skip the pre-commit row")
+    ap.add_argument("--skip-baseline", action="store_true", help="skip the libcst baseline (the parse floor stays)")
     args = ap.parse_args()
     dists = [dv for dv in DISTS if not args.only or dv[0] in args.only.split(",")]
     site = build_site(dists)
@@ -198,9 +418,15 @@ def main() -> int:
             runs.append(run_scan(site, cache, args.jobs, "edit-code", work))
         finally:
             edit.write_bytes(original)
+        inc_rows, restored = incremental_rows(site, cache, args.jobs, work, not args.no_verify, args.leaf_edits)
+        if restored is not None:
+            runs.append(restored)  # every edit undone: the findings of the original tree again
+        pre_rows = [] if args.skip_precommit else precommit_row(args.jobs, work, not args.no_verify)
         if not args.skip_nocache:
             runs.append(run_scan(site, None, args.jobs, "no-cache", work))
-        base = baseline(site, args.jobs, args.baseline_budget)
+        floor = parse_floor(site, args.jobs)
+        base = dict(floor, extrapolated=False, failed=0) if args.skip_baseline else baseline(
+            site, args.jobs, args.baseline_budget)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -225,6 +451,26 @@ def main() -> int:
           (f" -- EXTRAPOLATED by bytes from every {base['sample_step']}th file ({base['sampled_files']} files, "
            f"{base['elapsed_s']:.1f}s)" if base["extrapolated"] else "") +
           f"; {base['failed']} file(s) libcst could not parse")
+    print(f"parse floor (ast.parse, every .py file, {args.jobs} workers): {floor['wall_s']:.1f}s for "
+          f"{floor['files']} files / {floor['bytes'] / 1e6:.0f} MB")
+    print(f"\n{'row':<16} {'wall s':>7} {'vs floor':>9} {'walked':>7} {'reused':>7} {'reindexed':>9} "
+          f"{'= cold':>7}  edit")
+    for r in runs + inc_rows + pre_rows:
+        st = r["stats"]
+        inc = st.get("incremental", {})
+        print(f"{r['label']:<16} {r['wall_s']:7.1f} {r['wall_s'] / floor['wall_s']:8.2f}x "
+              f"{inc.get('regions_walked', '-'):>7} {inc.get('regions_reused', '-'):>7} "
+              f"{inc.get('files_reindexed', st.get('files_parsed', '-')):>9} "
+              f"{str(r.get('verified', '')):>7}  {r.get('what', st.get('result_cache', ''))}")
+        if not r["ok"]:
+            failures.append(f"{r['label']}: rc={r['rc']} {r['stderr'][-300:]}")
+        if r.get("verified") is False:
+            failures.append(f"{r['label']}: findings differ from a --no-cache scan of the edited tree")
+    leaf = sorted(r["wall_s"] for r in inc_rows if r["label"].startswith("leaf"))
+    if leaf:
+        median = leaf[len(leaf) // 2]
+        print(f"leaf edits: median {median:.1f}s = {median / floor['wall_s']:.2f}x the parse floor (target 0.1x)")
+    args_json_extra = {"parse_floor": floor, "incremental": inc_rows, "precommit": pre_rows}
     ref = runs[-1]["fingerprints"] if runs else []
     for r in runs:
         if r["ok"] and r["fingerprints"] != ref:
@@ -237,7 +483,8 @@ def main() -> int:
     for s in skipped[:20]:
         print(f"  {s.get('path')}: {s.get('reason')}")
     if args.json:
-        args.json.write_text(json.dumps({"runs": runs, "baseline": base, "failures": failures}, indent=1))
+        args.json.write_text(json.dumps({"runs": runs, "baseline": base, "failures": failures, **args_json_extra},
+                                        indent=1, default=str))
     print("\n" + ("all targets met" if not failures else "NOT MET:\n  " + "\n  ".join(failures)))
     return 1 if failures else 0
 

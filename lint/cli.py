@@ -112,6 +112,7 @@ def _scan_options(paths, python, search_path, no_env, entry, select, ignore, cac
         not_installed=list(click.get_current_context().meta.get("compile_lint.not_installed", [])),
         torch_version=click.get_current_context().meta.get("compile_lint.torch_version"),
         show_disabled=click.get_current_context().meta.get("compile_lint.show_disabled", False),
+        incremental=click.get_current_context().meta.get("compile_lint.incremental", False),
     )
     if not no_cache:
         opts.cache_dir, opts.shared_cache_dir = cache_dirs(paths, cache_dir)
@@ -166,6 +167,10 @@ _scan_params = [
     click.option("--env-complete", is_flag=True, expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.env_complete", v),
                  help="The --env variables are the deployment's whole environment: any other is unset."),
+    click.option("--incremental", is_flag=True, expose_value=False,
+                 callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.incremental", v),
+                 help="After an edit, walk again only the compiled regions whose reads changed, reusing the "
+                      "cached results of the others (the findings equal a full scan's)."),
     click.option("--show-disabled", is_flag=True, expose_value=False,
                  callback=lambda ctx, _p, v: ctx.meta.__setitem__("compile_lint.show_disabled", v),
                  help="Also report, as notes, the hazards inside torch.compiler.disable'd functions: what "

@@ -113,6 +113,10 @@ class _Importable:
 
 def _import_sites(summary):
     """(top-level module, line) of every import a module summary records (module level and in functions)."""
+    kept = getattr(summary, "import_sites", None)  # a module an incremental scan did not load (ModuleStub)
+    if kept is not None:
+        yield from kept
+        return
     for bindings in summary.bindings.values():
         for b in bindings:
             if b.kind == "import" and b.value and isinstance(b.value[0], str):

@@ -25,7 +25,7 @@ from .program import ModuleLocator, Program
 from .program.facts import UserFacts
 from .publicapi import public_api
 from .reach import Reach
-from .regions import FRAMEWORK_MODELS, RegionFinder
+from .regions import FRAMEWORK_MODELS, Region, RegionFinder
 from .summary import ModuleSummary
 
 # Files that cannot hold a region are not parsed unless the walk reaches them.
@@ -67,6 +67,10 @@ class ScanOptions:
     # answer from the result cache when nothing the last identical scan read has changed (lint/resultcache.py);
     # off by default: a cached result has no `program` (the fixers and `graph` need one)
     use_result_cache: bool = False
+    # with the result cache: after an edit, walk again only the regions whose reads changed (lint/incremental.py).
+    # Opt-in (`--incremental`) until its memory and state size are measured on a whole site-packages: tracking
+    # raised a cold scan's peak memory from about 1.4 to 2.3 GB on sglang + flashinfer (2026-12-02)
+    incremental: bool = False
     # keep every path the walk found to each hazard (result.paths_by_hazard), not only the reported shortest one
     keep_paths_by_hazard: bool = False
     # the user's facts (lint/program/facts.py): --assume EXPR=VALUE as Assumptions, --env as (name, value),
@@ -233,25 +237,37 @@ def _scan(options: ScanOptions) -> ScanResult:
             raise ScanError(f"--torch-version {options.torch_version}: expected a version like 2.11 or 2.13.0")
         tr_source += f"; for --torch-version {options.torch_version}: {table.source}"
     all_paths = frozenset(str(f.path) for f in disc.files + opaque_files)
+    wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
+    markers = tuple(options.region_markers) + wrapper_names
+    likely_region_file = _likely_region_file(options, wrapper_names)
     results = None
+    inc = None  # lint/incremental.py: what this scan reads, per region; the previous scan's regions to reuse
+    facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
     if options.use_result_cache and cache.root is not None:
+        from .incremental import Incremental
         from .resultcache import ResultCache
 
         results = ResultCache(cache, _options_key(options, search_path, trace_rules))
-        cached = results.load(all_paths)
+        cached = results.load(all_paths, incremental=options.incremental and not facts, candidacy=lambda data: (
+            any(mk in data for mk in markers), any(mk in data for mk in markers) and likely_region_file(data)))
         if cached is not None:
             cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
             cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
             return cached
-    facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
+        if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
+            inc = Incremental(*results.incremental) if results.incremental else Incremental()
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
-    wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
-    markers = tuple(options.region_markers) + wrapper_names
-    likely_region_file = _likely_region_file(options, wrapper_names)
     likely, others = [], []
+    # an incremental scan reads again only the edited files: the others are candidates as they were
+    was = dict(inc.old.candidates) if inc is not None and inc.old is not None else None
+    edited = {p for p in inc.plan.texts} if was is not None else ()
     for f in disc.files:
+        if was is not None and str(f.path) not in edited:
+            if f.module in was:
+                (likely if was[f.module] else others).append(f)
+            continue
         try:
             with open(f.path, "rb") as fh:
                 data = fh.read()
@@ -265,20 +281,34 @@ def _scan(options: ScanOptions) -> ScanResult:
     candidates = likely + others
     finder = RegionFinder(program, options.framework_models, tuple(options.models),
                           candidates=frozenset(f.module for f in candidates))
+    cand_key = tuple((f.module, i < len(likely)) for i, f in enumerate(candidates))
+    if inc is not None and inc.old is not None and inc.old.candidates != cand_key:
+        from .incremental import Incremental
+
+        inc = Incremental()  # a file became (or stopped being) a candidate: the order of the scan changed
     # the candidates, and what the likely region files import, are parsed on --jobs processes
-    # (lint/parallel.py), in the background while this process finds the regions and walks them
-    loader.ahead = prefetch([(f.module, f.path, f.is_package) for f in candidates], locator, cache,
-                            options.jobs or default_jobs(), progress=progress,
-                            follow=likely_region_file)
+    # (lint/parallel.py), in the background while this process finds the regions and walks them; an
+    # incremental scan reads the few summaries it needs from the cache
+    reusing = inc is not None and inc.old is not None
+    loader.ahead = prefetch([] if reusing else [(f.module, f.path, f.is_package) for f in candidates], locator,
+                            cache, options.jobs or default_jobs(), progress=progress, follow=likely_region_file)
     # --- end of: which files to parse ---
     try:
         regions, merged, first_hazards, reach = _find_and_walk(
             options, program, finder, candidates, search_path, trace_rules, progress,
-            parsed=lambda: loader.parsed + loader.ahead.indexed)
+            parsed=lambda: loader.parsed + loader.ahead.indexed, inc=inc)
     except BaseException:
         loader.ahead.close()  # an error or an interrupt: no worker left behind
         raise
     loader.parsed += loader.ahead.finish()  # every file of the set, used or not: counts do not depend on timing
+    inc_state = None
+    if inc is not None:
+        inc_state = inc.state(cand_key, program.modules)
+        if reusing:
+            # what the post-walk steps read of the program (keys the program sets, suppressions, the
+            # coverage's imports) is every module the scan loaded: the reused regions' ones too, as stand-ins
+            # that read their summary only if a step needs more (incremental.ModuleStub)
+            inc.stand_in(program, inc_state, lambda name, path, pkg: loader(name, Path(path), pkg))
     findings = _drop_set_env_keys(merged.findings(), program)
     findings = _add_cache_notes(findings, program)
     _attach_fix_candidates(findings)
@@ -306,7 +336,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         "files_opaque": len(opaque_files),  # under torch/, triton/...: classified by trace rules, not scanned
         "regions": len(regions),
         "regions_unresolved": len(cov.unresolved),
-        "functions_walked": reach.stats.functions_walked,
+        "functions_walked": reach.stats.functions_walked,  # (an incremental scan: the sum of every region's)
         "call_sites": reach.stats.call_sites,
         "unresolved_calls": reach.stats.unresolved_calls,
         "unresolved_ratio": round(reach.stats.unresolved_calls / reach.stats.call_sites, 4)
@@ -325,9 +355,15 @@ def _scan(options: ScanOptions) -> ScanResult:
     result.first_hazard = {i: f for i, (f, _) in first_hazards.items()}
     result.unsafe_always = {i for i, (_, always) in first_hazards.items() if always}
     result.paths_by_hazard = merged.paths_by_hazard
-    if results is not None:
+    if inc is not None and inc.old is not None:
+        result.stats["result_cache"] = "incremental"
+        result.stats["incremental"] = {"regions_walked": inc.walked, "regions_reused": inc.reused,
+                                       "files_reindexed": results.reindexed,
+                                       "units_stale": len(inc.plan.stale)}
+    elif results is not None:
         result.stats["result_cache"] = "miss"
-        _store_result(results, result, all_paths, disc, scanned, program, search_path, options)
+    if results is not None:
+        _store_result(results, result, all_paths, disc, scanned, program, search_path, options, inc_state)
         problems += results.problems
     return result
 
@@ -347,7 +383,8 @@ def _likely_region_file(options: ScanOptions, wrapper_names: tuple) -> Callable[
 
 
 def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder, candidates: list,
-                   search_path: list, trace_rules, progress, parsed: Callable[[], int] = lambda: 0) -> tuple:
+                   search_path: list, trace_rules, progress, parsed: Callable[[], int] = lambda: 0,
+                   inc=None) -> tuple:
     """Find the regions of each candidate file and walk them at once, then those of the configured public APIs
     and entry points.
 
@@ -362,40 +399,61 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     # region index -> (the hazard Dynamo meets first, whether one is met on every call): library mode's table
     first_hazard_of: dict = {}
 
-    def walk(found: list) -> None:
+    if inc is not None:
+        inc.install(program, reach, finder)
+    walked = [0]  # functions walked: the sum of every region's (reused ones included)
+
+    def walk_one(r: Region) -> tuple:
+        """(the region's findings, each hazard once with its best path unless every path is kept; the hazard
+        shown first and whether it is an error; how many functions the walk visited)."""
+        before = reach.stats.functions_walked
+        hazards = reach.walk(r)
+        if r.kind == "public-api" and len(breaks(hazards)) > 1:
+            # library mode shows the hazard Dynamo meets first on the call users make (lint/firsthazard.py):
+            # against the H200, FlashInfer 0.7.2's shown hazard is Dynamo's stop for 46 of 56 failing APIs
+            # (40 without the default call and the order of two calls on one line)
+            f = first_hazard(hazards, reach.walk(r, default_call=True))
+        else:
+            f = first_hazard(hazards)
+        # the verdict is the general walk's: unsafe on every call where an error is (the hazard shown may be
+        # behind a branch when every branch meets one before it: met_first)
+        first = None if f is None else (f, any(h.severity == "error" for h in hazards))
+        if not options.keep_paths_by_hazard:
+            own = _Merged()
+            own.add(hazards)  # what merging keeps of this region: the same whatever the other regions
+            hazards = list(own.best.values())
+        return hazards, first, reach.stats.functions_walked - before
+
+    def walk(found: list, key: str) -> None:
         for r in found:
             i = len(regions)
             regions.append(r)
-            hazards = reach.walk(r)
-            if r.kind == "public-api" and len(breaks(hazards)) > 1:
-                # library mode shows the hazard Dynamo meets first on the call users make (lint/firsthazard.py):
-                # against the H200, FlashInfer 0.7.2's shown hazard is Dynamo's stop for 46 of 56 failing APIs
-                # (40 without the default call and the order of two calls on one line)
-                f = first_hazard(hazards, reach.walk(r, default_call=True))
-            else:
-                f = first_hazard(hazards)
-            if f is not None:
-                # the verdict is the general walk's: unsafe on every call where an error is (the hazard shown
-                # may be behind a branch when every branch meets one before it: met_first)
-                first_hazard_of[i] = (f, any(h.severity == "error" for h in hazards))
+            hazards, first, n = inc.walk(key, r, lambda: walk_one(r)) if inc is not None else walk_one(r)
+            walked[0] += n
+            if first is not None:
+                first_hazard_of[i] = first
             merged.add(hazards)
+
+    def find(key: str, do_find) -> list:
+        return inc.find(key, do_find, finder.unresolved) if inc is not None else do_find()
 
     progress("scan", done=0, total=len(candidates))
     for i, f in enumerate(candidates):
-        walk(finder.find(f.module))
+        walk(find(f.module, lambda: finder.find(f.module)), f.module)
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
                  findings=len(merged.best))
     for package in options.public_api:
-        found = public_api(program, package)
+        found = find(f"public:{package}", lambda: public_api(program, package))
         if not found and program.module(package) is None:
             raise ScanError(f"--public-api {package}: no such package in the scanned paths or on the search path")
-        walk(found)
+        walk(found, f"public:{package}")
     for spec in options.entries:
-        r = finder.entry_point(spec)
-        if r is None:
+        found = find(f"entry:{spec}", lambda: [r for r in [finder.entry_point(spec)] if r is not None])
+        if not found:
             raise ScanError(f"entry point not found: {spec} (expected module:qualname in the scanned code or on the "
                             f"search path)")
-        walk([r])
+        walk(found, f"entry:{spec}")
+    reach.stats.functions_walked = walked[0]
     return regions, merged, first_hazard_of, reach
 
 
@@ -416,11 +474,12 @@ def _options_key(options: ScanOptions, search_path: list, trace_rules) -> str:
         options.use_installed_torch, tuple(options.models), tuple(options.public_api), options.target_arch,
         options.cuda_version, repr(options.per_file_ignores), options.report_unused_suppressions, rules,
         tuple((a.expr, a.raw, repr(a.value)) for a in options.assume), tuple(options.env), options.env_complete,
-        tuple(options.not_installed), options.torch_version, options.show_disabled))
+        tuple(options.not_installed), options.torch_version, options.show_disabled,
+        options.keep_paths_by_hazard))  # (kept, the cached result holds every path; incremental.py, each region's)
 
 
 def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scanned: dict, program: Program,
-                  search_path: list, options: ScanOptions) -> None:
+                  search_path: list, options: ScanOptions, inc_state=None) -> None:
     import copy
 
     loaded = [(name, m.path, m.is_package) for name, m in program.modules.items()
@@ -431,8 +490,9 @@ def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scann
         dirs += [p for p in search_path if Path(p).is_dir()]
     plain = copy.copy(result)
     plain.program = None  # the program (every summary, every memo) is what a hit saves rebuilding
-    plain.paths_by_hazard = None
-    results.store(plain, all_paths, [(f.module, f.path, f.is_package) for f in disc.files], loaded, dirs)
+    if not options.keep_paths_by_hazard:  # (the pre-commit hook's: kept)
+        plain.paths_by_hazard = None
+    results.store(plain, all_paths, [(f.module, f.path, f.is_package) for f in disc.files], loaded, dirs, inc_state)
 
 
 class _Merged:

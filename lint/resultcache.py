@@ -78,7 +78,9 @@ class _ResultUnpickler(pickle.Unpickler):
                          ("compile_lint.findings", "RegionRef"), ("compile_lint.regions", "Region"),
                          ("compile_lint.resultcache", "Manifest"), ("compile_lint.resultcache", "FileRecord"),
                          ("compile_lint.engine", "ScanResult"), ("compile_lint.coverage", "Coverage"),
-                         ("compile_lint.coverage", "UnanalysedRegion"), ("compile_lint.coverage", "MissingLibrary")})
+                         ("compile_lint.coverage", "UnanalysedRegion"), ("compile_lint.coverage", "MissingLibrary"),
+                         ("compile_lint.regions", "UnresolvedRegion"), ("compile_lint.findings", "Condition"),
+                         ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard")})
     SAFE_BUILTINS = frozenset({"frozenset", "set", "slice", "range", "complex"})
 
     def find_class(self, module, name):
@@ -119,11 +121,17 @@ class ResultCache:
         self.path = summaries.root / "results" / f"{key}.pkl" if summaries.root else None
         self.problems: list = []
         self.reindexed = 0  # files re-indexed to check an edit (a hit may still parse a few)
+        # (previous IncState, Plan) when only some files' summaries changed: lint/incremental.py
+        self.incremental = None
 
     # ------------------------------------------------------------------ read
-    def load(self, all_paths: frozenset):
+    def load(self, all_paths: frozenset, incremental: bool = False, candidacy=None):
         """The cached result if nothing it depends on changed, else None.  ``all_paths``: every file this
-        run discovered."""
+        run discovered.  ``incremental``: when the only change is the content of some files, leave in
+        ``self.incremental`` what the scan needs to walk again only what read them.  ``candidacy(bytes)``:
+        (may the file hold a region, is it a likely region file): a file whose summary is unchanged (a
+        comment) still makes a scan if that changes, or if a text search the last scan made (which files
+        mention an identifier) answers otherwise now."""
         if self.path is None:
             return None
         try:
@@ -143,21 +151,71 @@ class ResultCache:
             if st is None or st[1] != mtime:
                 return None
         changed = False
+        edited: list = []  # (path, record, old summary or None, new summary, new bytes)
+        touched: list = []  # (path, record, None, None, new bytes): a new text, the same summary
         for path, rec in manifest.files.items():
             st = _stat(path)
             if st == (rec.size, rec.mtime_ns):
                 continue
-            new = self._unchanged_summary(path, rec)
+            new = self._unchanged_summary(path, rec, edited if incremental else None,
+                                          touched if incremental else None)
             if new is None:
                 return None
             manifest.files[path] = new
             changed = True
+        if edited:
+            self.incremental = self._plan(edited, touched)
+            return None
+        if touched:
+            plan = self._plan([], touched)
+            if plan is None or plan[1].stale or plan[1].changed_items:
+                self.incremental = plan
+                return None
+            was = dict(plan[0].candidates)
+            for path, rec, _, _, data in touched:
+                if candidacy is not None and candidacy(data) != (rec.module in was, was.get(rec.module, False)):
+                    self.incremental = plan  # (the engine sees the candidates changed: a full scan)
+                    return None
         if changed:  # remember the new stats, so the next run is a plain hit
             self._write(manifest, result)
         return result
 
-    def _unchanged_summary(self, path: str, rec: FileRecord) -> Optional[FileRecord]:
-        """A FileRecord for the file as it is now, if what the analysis reads of it is unchanged."""
+    def _state_path(self) -> Path:
+        return self.path.with_suffix(".inc")
+
+    def _plan(self, edited: list, touched: list = ()):
+        """(previous IncState, Plan) for these edits, or None (then a full scan)."""
+        from .incremental import Plan, changed_items, stale_checks, stale_units
+
+        try:
+            with open(self._state_path(), "rb") as fh, _no_gc():
+                state = _ResultUnpickler(fh).load()
+        except FileNotFoundError:
+            return None
+        except Exception as e:  # noqa: BLE001 - corrupt or planted: a full scan, and the entry is rebuilt
+            self.problems.append((str(self._state_path()), f"corrupt incremental state, rescanned "
+                                                           f"({type(e).__name__})"))
+            return None
+        from .incremental import IncState
+
+        if not isinstance(state, IncState):
+            return None
+        loaded = set(state.loaded)
+        items: set = set()
+        for path, rec, old, new, _ in edited:
+            if rec.module in loaded:
+                if old is None:
+                    return None  # read by the last scan, but its summary is gone: cannot tell what changed
+                items |= changed_items(old, new, rec.module)
+        texts = {path: (rec.module, data) for path, rec, _, _, data in list(edited) + list(touched)}
+        items |= stale_checks(state.checks, texts)
+        return state, Plan(stale_units(state, items), items, self.reindexed, [e[0] for e in edited], texts)
+
+    def _unchanged_summary(self, path: str, rec: FileRecord, edited: Optional[list] = None,
+                           touched: Optional[list] = None) -> Optional[FileRecord]:
+        """A FileRecord for the file as it is now, if what the analysis reads of it is unchanged; else None,
+        unless ``edited`` is given: then the file's (path, record, old summary, new summary, bytes) is added to
+        it and the new record returned."""
         try:
             data = Path(path).read_bytes()
             st = os.stat(path)
@@ -168,21 +226,33 @@ class ResultCache:
         if key == rec.key:
             return now  # touched, not changed
         old = self.summaries.get(rec.key)
-        if old is None:
+        if old is None and edited is None:
             return None  # never indexed (not loaded by the scan), or evicted: cannot tell, so rescan
         new = self.summaries.get(key)
         if new is None:
             new = index_source(decode_source(data), rec.module, path, rec.is_package)
             self.reindexed += 1
             self.summaries.put(key, new, path)
-        return now if _analysis_view(old, path) == _analysis_view(new, path) else None
+        if old is not None and _analysis_view(old, path) == _analysis_view(new, path):
+            if touched is not None:
+                touched.append((path, rec, None, None, data))
+            return now
+        if edited is None:
+            return None
+        edited.append((path, rec, old, new, data))
+        return now
 
     # ----------------------------------------------------------------- write
-    def store(self, result, all_paths: frozenset, discovered: list, loaded: list, dirs: list) -> None:
+    def store(self, result, all_paths: frozenset, discovered: list, loaded: list, dirs: list,
+              state=None) -> None:
         """``discovered``/``loaded``: (module, path, is_package) of the scanned files / of modules read from
-        outside the scanned paths."""
+        outside the scanned paths.  ``state``: the scan's IncState (lint/incremental.py), kept beside it."""
         if self.path is None:
             return
+        try:
+            os.unlink(self._state_path())  # never a state beside a result it does not belong to
+        except OSError:
+            pass
         manifest = Manifest(scanned=all_paths)
         for module, path, is_package in list(discovered) + list(loaded):
             try:
@@ -197,6 +267,19 @@ class ResultCache:
             if st is not None:
                 manifest.dirs[d] = st[1]
         self._write(manifest, result)
+        if state is not None:  # after the result: a state is never beside an older result
+            self._write_blob(self._state_path(), state)
+
+    def _write_blob(self, path: Path, obj) -> None:
+        try:
+            blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, path)
+        except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
+            self.problems.append((str(path), f"cannot write incremental state: {e}"))
 
     def _write(self, manifest: Manifest, result) -> None:
         try:

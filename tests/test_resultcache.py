@@ -14,7 +14,7 @@ from ecosystem_util import COMPILE_LINT, make_project
 
 
 def _scan(root: Path, cache: Path, **kw):
-    opts = dict(paths=[root / "pkg"], use_environment=False, cache_dir=cache, use_result_cache=True,
+    opts = dict(paths=[root / "pkg"], use_environment=False, cache_dir=cache, use_result_cache=True, incremental=True,
                 use_installed_torch=False)
     opts.update(kw)
     return scan(ScanOptions(**opts))
@@ -75,7 +75,8 @@ def test_a_code_edit_rescans_and_reports_the_new_hazard(project, tmp_path):
                                                                         "    return x\n"))
     _bump_mtime(helpers)
     again = _scan(project, cache)
-    assert again.stats["result_cache"] == "miss"
+    # the region reaching the edited function is walked again (lint/incremental.py)
+    assert again.stats["result_cache"] == "incremental" and again.stats["incremental"]["regions_walked"] == 1
     assert sorted(f[0] for f in _facts(again)) == ["CL101", "CL102"]
 
 
@@ -87,7 +88,7 @@ def test_an_edit_that_only_moves_lines_rescans(project, tmp_path):
     helpers.write_text("\n" + helpers.read_text())
     _bump_mtime(helpers)
     again = _scan(project, cache)
-    assert again.stats["result_cache"] == "miss"
+    assert again.stats["result_cache"] == "incremental"
     assert [f[2] for f in _facts(again)] == [f[2] + 1 for f in _facts(first)]
 
 
@@ -132,7 +133,7 @@ def test_a_change_outside_the_scanned_paths_rescans(tmp_path):
     init.write_text("import subprocess\n\n\ndef work(x):\n    subprocess.run(['nvcc'])\n    return x\n")
     _bump_mtime(init)
     again = _scan(app, cache, search_path=[lib])
-    assert again.stats["result_cache"] == "miss"
+    assert again.stats["result_cache"] == "incremental"
     assert [f[0] for f in _facts(again)] == ["CL101"]
 
 
@@ -146,6 +147,20 @@ def test_a_corrupt_entry_is_a_miss_and_is_rebuilt(project, tmp_path):
     assert any("corrupt result cache entry" in why for _, why in again.problems)
     assert _facts(again) == _facts(first)
     assert _scan(project, cache).stats["result_cache"] == "hit"
+
+
+def test_a_corrupt_incremental_state_is_a_full_scan(project, tmp_path):
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    (state,) = (cache / "results").glob("*.inc")
+    state.write_bytes(b"\x80\x04not a pickle")
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("    return x\n", "    return x + 1\n"))
+    _bump_mtime(helpers)
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    assert any("corrupt incremental state" in why for _, why in again.problems)
+    assert _facts(again) == _facts(first)
 
 
 def test_the_cli_answers_a_second_scan_from_the_result_cache(project, tmp_path):

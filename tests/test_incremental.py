@@ -1,0 +1,313 @@
+"""Incremental analysis (lint/incremental.py): after an edit, the result cache walks again only the regions
+whose inputs changed -- and the findings are always those of a scan without any cache."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.report import to_json
+
+HERE = Path(__file__).parent
+CASES = HERE / "corpus" / "cases"
+
+
+def _scan(root: Path, cache, **kw):
+    opts = dict(paths=[root], use_environment=False, use_installed_torch=False, show_disabled=True,
+                cache_dir=cache, use_result_cache=cache is not None, incremental=cache is not None)
+    opts.update(kw)
+    return scan(ScanOptions(**opts))
+
+
+def _findings(result) -> list:
+    return json.loads(to_json(result))["findings"]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new mtime even on a coarse clock
+
+
+def _check(root: Path, cache: Path, **kw):
+    """The incremental scan's findings equal a scan without cache; the incremental scan's result."""
+    got = _scan(root, cache, **kw)
+    want = _scan(root, None, **kw)
+    assert _findings(got) == _findings(want)
+    assert [r.label for r in got.regions] == [r.label for r in want.regions]
+    again = _scan(root, cache, **kw)  # and the state it left answers the next run
+    assert again.stats["result_cache"] == "hit" and _findings(again) == _findings(want)
+    return got
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    first = _scan(root, cache)
+    assert first.stats["result_cache"] == "miss"
+    return root, cache
+
+
+# each edit: (file, old text, new text); applied one after the other to the same tree
+EDITS = [
+    # the body of a leaf that one region reaches: a new hazard in it
+    ("helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"', 'return os.environ.get("CUDA_V") or "0.0"'),
+    # a new function nobody calls
+    ("helpers_pkg/pure_math.py", "\n", "\n\ndef _never_called():\n    import subprocess\n    subprocess.run(['x'])\n"),
+    # a call to a hazard added to a reached function
+    ("c131_clean_cross_module_chain.py", "import torch", "import torch\nimport subprocess"),
+    # a module-level constant that a guard reads
+    ("c128_if_global_flag_false.py", "= False", "= True"),
+    # a class's base changed (after adding the classes, then using one)
+    ("c115_submodule_forward.py", "class Top(", "class Quiet(torch.nn.Module):\n    def forward(self, x):\n"
+     "        return x\n\n\nclass Sub2(Quiet):\n    pass\n\n\nclass Top("),
+    ("c115_submodule_forward.py", "self.sub = Sub()", "self.sub = Sub2()"),
+    ("c115_submodule_forward.py", "class Sub2(Quiet):", "class Sub2(Sub):"),
+    # an import renamed
+    ("c005_subprocess_cross_module_from_import.py", "import get_cuda_version",
+     "import get_cuda_version as gcv\nget_cuda_version = gcv"),
+]
+
+
+def test_each_kind_of_edit_gives_the_findings_of_a_scan_without_cache(corpus):
+    root, cache = corpus
+    for rel, old, new in EDITS:
+        _edit(root / rel, old, new)
+        got = _check(root, cache)
+        assert got.stats["result_cache"] in ("incremental", "miss"), rel
+
+
+def test_a_leaf_edit_walks_only_the_regions_that_reach_it(corpus):
+    root, cache = corpus
+    _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
+          'return os.environ.get("CUDA_V") or "0.0"')
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert got.stats["result_cache"] == "incremental"
+    assert 0 < inc["regions_walked"] < len(got.regions) / 4, inc
+    assert inc["regions_reused"] + inc["regions_walked"] == len(got.regions)
+
+
+def test_an_edit_no_region_reads_walks_no_region(corpus):
+    root, cache = corpus
+    # a module of the tree that no compiled region imports
+    (root / "helpers_pkg" / "unused_mod.py").write_text("def f():\n    return 1\n")
+    assert _scan(root, cache).stats["result_cache"] == "miss"  # a new file: a full scan
+    _edit(root / "helpers_pkg" / "unused_mod.py", "return 1", "import subprocess\n    return subprocess.run(['x'])")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
+    assert got.stats["incremental"]["regions_walked"] == 0
+
+
+def test_a_new_region_in_an_existing_file(corpus):
+    root, cache = corpus
+    _edit(root / "c130_clean_math.py", "import torch",
+          "import torch\nimport subprocess\n\n\n@torch.compile(fullgraph=True)\ndef added(x):\n"
+          "    subprocess.run(['ls'])\n    return x\n")
+    _check(root, cache)
+
+
+def test_deleted_and_added_files(corpus):
+    root, cache = corpus
+    (root / "c130_clean_math.py").unlink()
+    _check(root, cache)
+    (root / "c999_new.py").write_text("import subprocess\nimport torch\n\n\n@torch.compile(fullgraph=True)\n"
+                                      "def g(x):\n    subprocess.run(['ls'])\n    return x\n")
+    _check(root, cache)
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in (HERE / "fixtures").iterdir() if p.is_dir()))
+def test_fixtures_edit_every_function_body(tmp_path, fixture):
+    """Every function of every file of a fixture gets a new environment read in its body, one at a time."""
+    import ast
+
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    kinds = []
+    def functions(path: Path) -> list:
+        tree = ast.parse(path.read_text())
+        return sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                      key=lambda n: n.lineno)
+
+    for path in sorted(root.rglob("*.py")):
+        for i in range(min(6, len(functions(path)))):
+            first = functions(path)[i].body[0]
+            indent = " " * first.col_offset
+            text = path.read_text().splitlines(keepends=True)
+            text.insert(first.lineno - 1, f"{indent}__import__('os').environ.get('INC_EDIT')\n")
+            path.write_text("".join(text))
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+            kinds.append(_check(root, cache).stats["result_cache"])
+    assert kinds and set(kinds) == {"incremental"}, kinds
+
+
+def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
+    """The hook's scan keeps every path to each hazard: after an edit, the same paths as without cache."""
+    root, cache = corpus
+
+    def paths(result) -> dict:
+        return {k: sorted((f.region.qualname, tuple((fr.path, fr.line) for fr in f.trace), f.conditions)
+                          for f in v) for k, v in result.paths_by_hazard.items()}
+
+    first = _scan(root, cache, keep_paths_by_hazard=True)
+    assert first.stats["result_cache"] == "miss" and first.paths_by_hazard
+    hit = _scan(root, cache, keep_paths_by_hazard=True)
+    assert hit.stats["result_cache"] == "hit" and paths(hit) == paths(first)
+    _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
+          'return os.environ.get("CUDA_V") or "0.0"')
+    got = _scan(root, cache, keep_paths_by_hazard=True)
+    want = _scan(root, None, keep_paths_by_hazard=True)
+    assert got.stats["result_cache"] == "incremental"
+    assert _findings(got) == _findings(want) and paths(got) == paths(want)
+
+
+def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
+    """A region that is reused loads nothing in the incremental scan: its modules' suppressions, the
+    environment keys they set, and the cached loaders on its paths must still count (incremental.ModuleStub)."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h1 import work\n\n\n@torch.compile(fullgraph=True)\ndef f1(x):\n"
+                    "    return work(x)\n",
+        "pkg/h1.py": "import functools\nimport os\nimport subprocess\nfrom pkg.h3 import flag\n\n\n@functools.cache\n"
+                     "def load():\n    return subprocess.run(['nvcc'])\n\n\ndef work(x):\n    load()\n"
+                     "    os.environ.get('SET_BY_H3')\n    flag()\n"
+                     "    os.environ.get('IGNORED')  # compile-lint: ignore[CL201]\n    return x\n",
+        "pkg/h3.py": "import os\n\nos.environ['SET_BY_H3'] = '1'\n\n\ndef flag():\n    return 1\n",
+        "pkg/b.py": "import torch\nfrom pkg.h2 import other\n\n\n@torch.compile(fullgraph=True)\ndef f2(x):\n"
+                    "    return other(x)\n",
+        "pkg/h2.py": "def other(x):\n    return x\n",
+    }
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+    first = _scan(root, cache)
+    rules = sorted(f.rule for f in first.findings)
+    assert "CL301" in rules and first.suppressed and not any("SET_BY_H3" in f.message for f in first.findings)
+    _edit(root / "pkg/h2.py", "return x", "import os; return os.environ.get('NEW')")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 1 and got.stats["incremental"]["regions_reused"] == 1
+    assert len(got.suppressed) == len(first.suppressed)
+
+
+_STATEMENTS = [
+    "__import__('os').environ.get('INC_RANDOM')",  # a new hazard (CL201)
+    "__import__('subprocess').run(['ls'])",  # a new hazard (CL101)
+    "pass",  # a line more: everything below moves
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_of_the_corpus(tmp_path, seed):
+    """Seeded random sequences of edits (a statement put into a random function, or a function removed from
+    its file's end): after each, the incremental findings equal a scan without cache."""
+    import ast
+    import random
+
+    rnd = random.Random(seed)
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    files = sorted(root.rglob("*.py"))
+    for _ in range(4):
+        path = rnd.choice(files)
+        src = path.read_text()
+        fns = sorted((n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                     key=lambda n: n.lineno)
+        if not fns:
+            continue
+        fn = rnd.choice(fns)
+        lines = src.splitlines(keepends=True)
+        if rnd.random() < 0.2 and fn.end_lineno == len(lines) and fn.col_offset == 0:
+            del lines[fn.lineno - 1 - len(fn.decorator_list):]  # the file's last function, removed
+        else:
+            first = fn.body[0]
+            lines.insert(first.lineno - 1, " " * first.col_offset + rnd.choice(_STATEMENTS) + "\n")
+        path.write_text("".join(lines))
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        _check(root, cache)
+
+
+def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
+    """The summary of a file is unchanged by a comment, but the text searches the scan made (is it a region
+    candidate, which files mention an identifier) read comments too: a comment that changes one is a scan."""
+    root, cache = corpus
+    helper = root / "helpers_pkg" / "pure_math.py"
+    assert b"compile" not in helper.read_bytes()
+    helper.write_text(helper.read_text() + "\n# see torch.compile\n")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] != "hit"
+    helper.write_text(helper.read_text() + "\n# a comment that changes nothing\n")
+    st = helper.stat()
+    os.utime(helper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert _scan(root, cache).stats["result_cache"] == "hit"
+
+
+# the tables of Program / Reach / RegionFinder that need no tracking: pure functions of their key (interning,
+# syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README)
+_UNTRACKED = {
+    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
+                "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
+    "Reach": {"import_roots"},
+    "RegionFinder": {"unresolved", "models", "candidates"},
+}
+
+
+def test_every_table_of_the_walk_is_tracked(tmp_path):
+    """A memo table that lint/incremental.py does not know of would let a region reuse what another region
+    worked out without depending on what it read: every dict or set attribute of the three objects is either
+    tracked or listed here as not needing it (a new table fails this test until it is one or the other)."""
+    from compile_lint.engine import ScanOptions  # noqa: F401 - the package, for the classes below
+    from compile_lint.incremental import Incremental, SharedMemo, TrackedMemo, TrackedMap  # noqa: F401
+    from compile_lint.program import ModuleLocator, Program
+    from compile_lint.reach import Reach
+    from compile_lint.regions import RegionFinder
+
+    program = Program(ModuleLocator({}, []), lambda *a: None)
+    reach = Reach(program)
+    finder = RegionFinder(program)
+    Incremental().install(program, reach, finder)
+    for obj in (program, reach, finder):
+        name = type(obj).__name__
+        for attr, value in vars(obj).items():
+            if isinstance(value, (dict, set)) and not isinstance(value, (TrackedMemo, SharedMemo)):
+                if type(value).__name__ in ("_MentionIndexes", "_Rebound"):
+                    continue
+                assert attr in _UNTRACKED[name], f"{name}.{attr} is neither tracked nor known to need no tracking"
+
+
+def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
+    """A function entered with more constant contexts than the walk keeps (reach.MAX_CONST_CONTEXTS) is walked
+    without them past the cap, so a region's findings depend on how many contexts the regions before it
+    brought: a region walked again must see the counter a full scan sees (SharedMemo writers, stale_units)."""
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    n = MAX_CONST_CONTEXTS + 1
+    body = ["import subprocess", "import torch", "", "", "def f(k):", "    if k == 999:",
+            "        subprocess.run(['x'])", "    return k", ""]
+    for i in range(n):
+        body += ["", "@torch.compile(fullgraph=True)", f"def g{i}(x):", f"    return f({i}) + x", ""]
+    body += ["", "@torch.compile(fullgraph=True)", "def last(x):", "    return f(999) + x", ""]
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "regions.py").write_text("\n".join(body))
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    _edit(root / "pkg" / "regions.py", "return f(999) + x", "return f(999) + x + 1")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
