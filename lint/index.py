@@ -577,6 +577,9 @@ class Indexer:
             if st.value is not None:
                 self.collect(st.value, fn, guards, in_try)
                 self.assign_target(st.target, self.conv(st.value, fn), fn, guards, cls, at_module, st)
+                if cls is not None and not at_module and isinstance(st.target, ast.Name) and \
+                        st.target.id not in cls.fields:
+                    cls.fields += (st.target.id,)
             elif isinstance(st.target, ast.Attribute):
                 self.assign_target(st.target, ("annot", self.conv(st.annotation, fn)), fn, guards, cls, at_module, st)
             return

@@ -498,17 +498,20 @@ class Reach(ImplicitCallsMixin):
         open_ = []
         res: Optional[tuple] = ()
         for g in act.guards:
-            t = self.p.truth(g.cond, scope, predicates)
-            if t is None:
+            t, assumed = self.p.truth_and_assumptions(g.cond, scope, predicates)
+            if t is None or assumed:
+                # undecided, or decided only for the default configuration (a dataclass field read at its
+                # default): either way the branch may run, and the finding names which way the test must go
                 if not g.validated:
-                    open_.append(g)
+                    open_.append((g, t, assumed))
             elif t != g.polarity:
                 res = None
                 break
         if res is not None and open_:
             mod = self.p.module(split_id(node.fid)[0])
             path = mod.path if mod else ""
-            res = tuple(_condition(path, g, act) for g in open_)
+            res = tuple(_condition(path, g, act, t == g.polarity if assumed else None, assumed)
+                        for g, t, assumed in open_)
         self._guard_memo[key] = res
         return res
 
@@ -1136,12 +1139,20 @@ def _alternatives(acts: list, site, label=lambda fid: split_id(fid)[1]) -> list:
     return out
 
 
-def _condition(path: str, g: Guard, act: Action) -> Condition:
+def _condition(path: str, g: Guard, act: Action, by_default: Optional[bool] = None,
+               assumed: frozenset = frozenset()) -> Condition:
+    """The Condition a guard the walk did not decide puts on the path.  A guard the configuration defaults
+    decide (``assumed``) says which: ``by_default`` True -- the default configuration takes this way (``assumes
+    T5Config.feed_forward_proj = 'relu'``); False -- only another configuration does."""
     c = g.cond
     if c[0] == "unknown" and len(c) == 6 and c[2] == ALTERNATIVE:
         # one of a call's callees: the site and their number are the branch, the callee is the way it goes
         return Condition(path, g.line or act.line, c[1], (ALTERNATIVE, path, c[3], c[4]), c[5])
-    return Condition(path, g.line or act.line, condition_text(g), g.cond, g.polarity)
+    text = condition_text(g)
+    if assumed:
+        defaults = ", ".join(sorted(assumed))
+        text += f" (assumes the default {defaults})" if by_default else f" (not the default {defaults})"
+    return Condition(path, g.line or act.line, text, g.cond, g.polarity)
 
 
 def _all_alternatives(seen: dict, node, conds: tuple) -> Optional[tuple]:

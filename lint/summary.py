@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 Expr = tuple  # see the module docstring
 
-SUMMARY_FORMAT = 20  # bump when the shape below changes (invalidates the on-disk cache)
+SUMMARY_FORMAT = 21  # bump when the shape below changes (invalidates the on-disk cache)
 
 # IMMUTABLE: Guard, CallSite, AttrLoad, Effect and Binding are hashed and never changed after indexing, but
 # are not declared frozen: a frozen slotted dataclass unpickles through a Python-level __setstate__ (2.6
@@ -155,6 +155,9 @@ class ClassSummary:
     class_attrs: dict = field(default_factory=dict)  # name -> tuple[Expr]
     self_attrs: dict = field(default_factory=dict)  # name -> tuple[(Expr, method qualname)]
     metaclass: Optional[Expr] = None  # `class C(Base, metaclass=M)`
+    # class attributes declared with an annotation and a value (`feed_forward_proj: str = "relu"`): in a
+    # dataclass, fields whose value is the default the constructor may replace
+    fields: tuple = ()
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 frozenset of these; unions are normal (``self.mlp`` may be two classes)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,23 @@ class Op:
 @dataclass(frozen=True)
 class Const:
     value: object
+    # the configuration defaults the value was computed from, when the code does not say that the object was
+    # built with them (a dataclass field's default read on an instance: ``T5Config.feed_forward_proj = 'relu'``)
+    # -- an assumption, shown as a condition where it decides a branch (issue [B]); not part of equality
+    assumed: frozenset = field(default=frozenset(), compare=False)
+
+
+def assumed_in(vals) -> frozenset:
+    """The defaults the constants among ``vals`` were computed from."""
+    out = frozenset()
+    for v in vals:
+        if type(v) is Const and v.assumed:
+            out |= v.assumed
+    return out
+
+
+def with_assumed(c: "Const", assumed: frozenset) -> "Const":
+    return Const(c.value, c.assumed | assumed) if assumed else c
 
 
 @dataclass(frozen=True)

@@ -331,3 +331,80 @@ def test_one_of_several_callees_is_a_condition_unless_every_one_leads_there(run_
     assert every.severity == "error" and not every.conditions
     looped = probe("g")
     assert looped.severity == "error" and not looped.conditions
+
+
+def test_a_config_default_decides_a_branch_only_as_an_assumption(run_scan, tmp_path):
+    """A dataclass field read on an instance holds what the constructor was given; the class value is only its
+    default.  A test decided by the default is walked both ways: the default's way says it assumes it, the
+    other way says it is not the default (a flan-T5 checkpoint's ``feed_forward_proj = 'gated-gelu'``).  A
+    flag derived from the field (``__post_init__``'s ``split``) carries the assumption along."""
+    result = _scan(run_scan, tmp_path, '''
+        import dataclasses, os, subprocess, torch
+
+        @dataclasses.dataclass
+        class Config:
+            feed_forward_proj: str = "relu"
+            use_cache: bool = False
+
+            def __post_init__(self):
+                act_info = self.feed_forward_proj.split("-")
+                self.is_gated_act = act_info[0] == "gated"
+
+        class Plain:
+            verbose = False  # a class attribute of a plain class: one value, decided
+
+        class Layer(torch.nn.Module):
+            def __init__(self, config: Config, plain: Plain):
+                super().__init__()
+                self.config = config
+                self.plain = plain
+
+            def forward(self, x):
+                if self.config.is_gated_act:
+                    subprocess.run(["gated"])
+                else:
+                    os.system("relu")
+                if self.config.use_cache:
+                    subprocess.check_output(["cache"])
+                if self.plain.verbose:
+                    subprocess.run(["never"])
+                return x
+
+        layer = torch.compile(Layer(Config(), Plain()), fullgraph=True)
+        ''')
+    got = _by_line(result)
+    assert got[24].severity == "warning"
+    assert [c.text for c in got[24].conditions] == [
+        "self.config.is_gated_act (not the default Config.feed_forward_proj = 'relu')"]
+    assert got[26].severity == "warning"
+    assert [c.text for c in got[26].conditions] == [
+        "not self.config.is_gated_act (assumes the default Config.feed_forward_proj = 'relu')"]
+    assert [c.text for c in got[28].conditions] == ["self.config.use_cache (not the default Config.use_cache = False)"]
+    assert 30 not in got  # a plain class's attribute is no assumption: that branch never runs
+
+
+def test_a_user_fact_replaces_the_default_assumption(run_scan, tmp_path):
+    """``--assume`` states the deployment's value: the test is decided, with no condition left."""
+    from compile_lint.program.facts import parse_assumption
+
+    source = '''
+        import dataclasses, subprocess, torch
+
+        @dataclasses.dataclass
+        class ServerArgs:
+            quantization: str = None
+
+        def f(x, server_args: ServerArgs):
+            if server_args.quantization == "modelopt_fp4":
+                subprocess.run(["nvcc"])
+            return x
+
+        f_c = torch.compile(f, fullgraph=True)
+        '''
+    (plain,) = [f for f in _scan(run_scan, tmp_path, source).findings if f.severity != "note"]
+    assert plain.severity == "warning" and [c.text for c in plain.conditions] == [
+        "server_args.quantization == 'modelopt_fp4' (not the default ServerArgs.quantization = None)"]
+    named = _scan(run_scan, tmp_path, source,
+                  assume=[parse_assumption("server_args.quantization=modelopt_fp4")])
+    (f,) = [f for f in named.findings if f.severity != "note"]
+    assert f.severity == "error" and not f.conditions

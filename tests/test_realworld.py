@@ -100,6 +100,13 @@ def test_seed_era_target_arch_decides_the_binding(cache_dir):
     # flashinfer's dispatch on f"{major}{minor}" picks the sm120 generator
     assert any("gen_fp4_quantization_sm120_module" in _names(f) for f in chain)
     assert not any("gen_fp4_quantization_sm100_module" in _names(f) for f in chain)
+    # sglang's TopKConfig is a dataclass: `use_grouped_topk: bool = False` is what a config built without it
+    # holds, not every config (DeepSeek's MoE builds it with use_grouped_topk=True and a correction bias).
+    # Both ways are walked; the way the default does not take says so (issue [B]: defaults are assumptions)
+    grouped = [f for f in sm120.findings if any(
+        c.text == "use_grouped_topk (not the default TopKConfig.use_grouped_topk = False)" for c in f.conditions)]
+    assert grouped and all(f.severity == "warning" for f in grouped)
+    assert all(Path(c.path).name == "topk.py" for f in grouped for c in f.conditions if "TopKConfig" in c.text)
 
 
 def test_seed_era_sm90_has_no_path_through_fp4_gemm_into_flashinfer(cache_dir):

@@ -290,7 +290,34 @@ class ClassMixin:
             if "classmethod" in fv.flags:
                 return frozenset({Func(fv.id, (inst.cls if inst else cid), fv.flags, fv.wrappers)})
             return frozenset({fv})
-        return frozenset().union(*(self.eval(x, Scope(mod)) for x in payload)) | self._classmethod_stores(mro, name)
+        vals = frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
+        if inst is not None and name in self.klass(cid).fields and self.has_field_defaults(inst.cls):
+            vals = _as_defaults(vals, f"{split_id(cid)[1]}.{name}")
+        return vals | self._classmethod_stores(mro, name)
+
+    def has_field_defaults(self, cid: str) -> bool:
+        """Whether an instance of ``cid`` takes its annotated class attributes from its constructor, the class
+        value being the default: a dataclass (``@dataclass``, transformers' configs through huggingface_hub's
+        ``@strict``), a pydantic model, an attrs class.  ``sglang``'s ``ServerArgs.quantization: str = None`` is
+        what the server was started with, not None."""
+        key = ("field defaults", cid)
+        hit = self._mro_memo.get(key)
+        if hit is None:
+            hit = self._mro_memo[key] = self.is_dataclass(cid) or any(
+                x in _MODEL_BASES for x in self.mro(cid)) or self._attrs_class(cid)
+        return hit
+
+    def _attrs_class(self, cid: str) -> bool:
+        for c_id in self.mro(cid):
+            c = self.klass(c_id) if ":" in c_id else None
+            if c is None:
+                continue
+            for d in c.decorators:
+                target = d[1] if d[0] == "call" else d
+                if any(isinstance(v, External) and v.name in _ATTRS_DECORATORS
+                       for v in self.eval(target, Scope(split_id(c_id)[0]))):
+                    return True
+        return False
 
     def _setter_arguments(self, mro: list, setter_qual: str, setter, param: str, inst: Instance) -> frozenset:
         """What a setter method stores (``def set_processor(self, processor): self.processor = processor``):
@@ -462,6 +489,19 @@ class ClassMixin:
             fwd = self.member(inst.cls, "forward", inst)
             return frozenset(x for x in fwd if isinstance(x, Func))
         return EMPTY
+
+
+# bases and decorators whose classes build instances from their annotated class attributes (has_field_defaults)
+_MODEL_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic_settings.BaseSettings",
+                          "msgspec.Struct"})
+_ATTRS_DECORATORS = frozenset({"attr.s", "attr.attrs", "attr.define", "attr.frozen", "attr.mutable",
+                               "attrs.define", "attrs.frozen", "attrs.mutable"})
+
+
+def _as_defaults(vals: frozenset, origin: str) -> frozenset:
+    """A field's class value read on an instance: its constants are the default configuration's, an
+    assumption (``Const.assumed``) that a test deciding on them names."""
+    return frozenset(Const(v.value, v.assumed | {f"{origin} = {v.value!r}"}) if type(v) is Const else v for v in vals)
 
 
 def _c3_merge(seqs: list) -> list:

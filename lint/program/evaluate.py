@@ -30,6 +30,8 @@ from ..values import (
     Super,
     TupleVal,
     Unknown,
+    assumed_in,
+    with_assumed,
 )
 from .locator import split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
@@ -202,7 +204,7 @@ class EvaluatorMixin:
             return self._value_sets.setdefault(res, res)
         if len(res) == 1:
             (only,) = res
-            if type(only) is Const and type(only.value) in (str, int, float, bool, type(None)):
+            if type(only) is Const and type(only.value) in (str, int, float, bool, type(None)) and not only.assumed:
                 return self._value_sets.setdefault((type(only.value), only.value), res)
         return res
 
@@ -296,12 +298,14 @@ class EvaluatorMixin:
                 if isinstance(a, Const) and isinstance(b, Const):
                     folded = _arithmetic(e[1], a.value, b.value)
                     if folded is not None:
-                        return frozenset({folded})
+                        return frozenset({with_assumed(folded, a.assumed | b.assumed)})
             if e[1] in _TENSOR_ARITHMETIC and (tensor_valued(left) or tensor_valued(right)):
                 return _TENSOR  # `torch.max(position_ids) + 1` is a tensor: a test on it is data-dependent
             return frozenset({Unknown("binop")})
         if k == "ifexp":
-            t = self.truth(e[1], scope)
+            t, assumed = self.truth_and_assumptions(e[1], scope)
+            if assumed:  # decided by a configuration default only: either, as an undecided `if` is walked
+                t = None
             if t is True:
                 return self.eval(e[2], scope)
             if t is False:
@@ -309,13 +313,15 @@ class EvaluatorMixin:
             return self.eval(e[2], scope) | self.eval(e[3], scope)
         if k == "fstr":
             parts = []
+            assumed = frozenset()
             for p in e[1]:
                 v = self.eval(p, scope)
                 if len(v) == 1 and isinstance(next(iter(v)), Const):
                     parts.append(str(next(iter(v)).value))
+                    assumed |= assumed_in(v)
                 else:
                     return frozenset({Unknown("fstring")})
-            return frozenset({Const("".join(parts))})
+            return frozenset({Const("".join(parts), assumed)})
         if k in ("item", "iter"):
             base = self.eval(e[1], scope)
             out = set()
@@ -327,7 +333,7 @@ class EvaluatorMixin:
                         out |= frozenset().union(*v.items) if v.items else EMPTY
                 elif isinstance(v, Const) and isinstance(v.value, (tuple, list, str)) and k == "item":
                     try:
-                        out.add(Const(v.value[e[2]]))
+                        out.add(Const(v.value[e[2]], v.assumed))
                     except IndexError:
                         out.add(Unknown("index"))
                 elif isinstance(v, SeqVal):
@@ -366,9 +372,9 @@ class EvaluatorMixin:
         if k == "starred":
             return self.eval(e[1], scope)
         if k in ("cmp", "bool", "not"):
-            t = self.truth(e, scope)
+            t, assumed = self.truth_and_assumptions(e, scope)
             if t is not None:
-                return frozenset({Const(t)})
+                return frozenset({Const(t, assumed)})
             if k == "not" or k == "cmp" and self._python_operands(e, scope):
                 return _EITHER_BOOL  # `not x`, and a comparison of Python values, is a bool, whichever it is
             return frozenset({Unknown("bool")})
@@ -383,6 +389,7 @@ class EvaluatorMixin:
         if not strings or len(strings) > MAX_FOLDED_STRINGS:
             return None
         argv = []
+        assumed = frozenset()  # the configuration defaults the arguments were computed from
         for a in args:
             if a[0] == "starred":
                 return None
@@ -390,19 +397,21 @@ class EvaluatorMixin:
             if len(got) != 1 or not isinstance(next(iter(got)), Const):
                 return None
             argv.append(next(iter(got)).value)
+            assumed |= assumed_in(got)
         kw = {}
         for key, a in kwargs:
             got = self.eval(a, scope) if key else EMPTY
             if not key or len(got) != 1 or not isinstance(next(iter(got)), Const):
                 return None
             kw[key] = next(iter(got)).value
+            assumed |= assumed_in(got)
         out = set()
         for v in sorted(strings, key=lambda c: c.value):
             try:
                 r = getattr(str, name)(v.value, *argv, **kw)
             except (TypeError, ValueError):
                 return None
-            out.add(Const(tuple(r) if isinstance(r, list) else r))
+            out.add(Const(tuple(r) if isinstance(r, list) else r, v.assumed | assumed))
         if len(strings) < len(base):  # the receiver may be something else too (`None` where a plugin declines)
             out.add(Unknown(f"str.{name} of a value not a constant string"))
         return frozenset(out)
@@ -502,7 +511,9 @@ class EvaluatorMixin:
                 if key_vals is None:
                     key_vals = self.eval(key_expr, scope)
                 consts = [kv.value for kv in key_vals if isinstance(kv, Const)]
-                if consts and len(consts) == len(key_vals):
+                if consts and len(consts) == len(key_vals) and not assumed_in(key_vals):
+                    # (a key that is a configuration default picks one entry for the default configuration
+                    # only: every entry, as for a key not known)
                     hit = False
                     for kc in consts:
                         for key, vals in v.items:
@@ -534,7 +545,7 @@ class EvaluatorMixin:
                 kv = self.eval(key_expr, scope)
                 if len(kv) == 1 and isinstance(next(iter(kv)), Const):
                     try:
-                        out.add(Const(v.value[next(iter(kv)).value]))
+                        out.add(Const(v.value[next(iter(kv)).value], v.assumed | assumed_in(kv)))
                         continue
                     except (KeyError, IndexError, TypeError):
                         pass

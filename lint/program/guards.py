@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..summary import is_raises
-from ..values import EMPTY, Class, Const, DictVal, External, Func, Instance, Partial, TupleVal
+from ..values import EMPTY, Class, Const, DictVal, External, Func, Instance, Partial, TupleVal, assumed_in
 from .facts import UNSET
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
@@ -18,7 +18,39 @@ from .scope import MAX_CALL_DEPTH, Scope, _fixed
 class GuardMixin:
     """truth (with _isinstance_truth, _call_truth, _predicate) and guards_may_hold."""
 
+    # the configuration defaults the decisions of the truth() under way read (truth_and_assumptions)
+    _assumed_log: Optional[set] = None
+
     # ------------------------------------------------------------ conditions
+    def truth_and_assumptions(self, e, scope: Scope, predicates: Optional[dict] = None) -> tuple:
+        """``truth`` and the configuration defaults its decision rests on (``Const.assumed``): a test decided
+        only because a dataclass field was read at its default is decided for the default configuration, not
+        for every one (``T5Config.feed_forward_proj = 'relu'``: a flan-T5 checkpoint says 'gated-gelu')."""
+        outer = self._assumed_log
+        log = self._assumed_log = set()
+        try:
+            t = self.truth(e, scope, predicates)
+        finally:
+            self._assumed_log = outer  # the caller notes what it keeps (a `bool` keeps its deciding operands')
+        return t, frozenset(log) if t is not None else frozenset()
+
+    def _note_assumed(self, vals) -> None:
+        self._note_assumed_set(assumed_in(vals))
+
+    def _decided(self, verdicts: set, read) -> Optional[bool]:
+        """The one verdict every combination of the constants read gives (noting the defaults among them), or
+        None."""
+        if len(verdicts) != 1:
+            return None
+        t = next(iter(verdicts))
+        if t is not None:
+            self._note_assumed(read)
+        return t
+
+    def _note_assumed_set(self, assumed: frozenset) -> None:
+        if assumed and self._assumed_log is not None:
+            self._assumed_log |= assumed
+
     def truth(self, e, scope: Scope, predicates: Optional[dict] = None) -> Optional[bool]:
         """Three-valued truth of a condition: True, False, or None (unknown)."""
         k = e[0]
@@ -28,14 +60,20 @@ class GuardMixin:
             t = self.truth(e[1], scope, predicates)
             return None if t is None else not t
         if k == "bool":
-            vals = [self.truth(x, scope, predicates) for x in e[2]]
-            if e[1] == "and":
-                if any(v is False for v in vals):
-                    return False
-                return True if all(v is True for v in vals) else None
-            if any(v is True for v in vals):
-                return True
-            return False if all(v is False for v in vals) else None
+            # each operand with the defaults it read: the result rests on those of the operands that decide it
+            # (one certainly-false operand of an `and` decides it whatever the others assumed)
+            parts = [self.truth_and_assumptions(x, scope, predicates) for x in e[2]]
+            vals = [t for t, _ in parts]
+            short = e[1] != "and"  # the value that decides an `or` (True) or an `and` (False) at once
+            deciding = [a for t, a in parts if t is short]
+            if deciding:
+                self._note_assumed_set(min(deciding, key=len))
+                return short
+            if all(v is (not short) for v in vals):
+                for _, a in parts:
+                    self._note_assumed_set(a)
+                return not short
+            return None
         if k == "raises":  # `except ImportError:` after importing these
             return True if any(self.import_fails(m) for m in e[2]) else None
         if k == "call":
@@ -71,12 +109,14 @@ class GuardMixin:
             if len(vals) == 1:
                 v = next(iter(vals))
                 if isinstance(v, Const):
+                    self._note_assumed(vals)
                     return bool(v.value)
                 if isinstance(v, External):
                     return self._predicate(v.name, predicates, called=False)
             elif vals and all(isinstance(v, Const) for v in vals):
                 ts = {bool(v.value) for v in vals}
                 if len(ts) == 1:
+                    self._note_assumed(vals)
                     return ts.pop()
             return None
         if k == "cmp" and len(e[2]) == 1:
@@ -87,14 +127,14 @@ class GuardMixin:
             if left and right and len(left) * len(right) <= 16 and all(isinstance(x, Const) for x in left | right):
                 # every combination of the possible constants must agree
                 verdicts = {_compare(e[2][0][0], a.value, b.value) for a in left for b in right}
-                return verdicts.pop() if len(verdicts) == 1 else None
+                return self._decided(verdicts, left | right)
             if e[2][0][0] in ("Is", "IsNot") and left and right and len(left) * len(right) <= 64 and \
                     all(isinstance(x, (Class, Const)) for x in left | right):
                 # `method_cls is UnquantizedFusedMoEMethod`: a class is itself and nothing else (a constant
                 # is no class); every combination must agree
                 verdicts = {(a == b) == (e[2][0][0] == "Is") if isinstance(a, Class) or isinstance(b, Class)
                             else _compare(e[2][0][0], a.value, b.value) for a in left for b in right}
-                return verdicts.pop() if len(verdicts) == 1 else None
+                return self._decided(verdicts, left | right)
             if e[2][0][0] in ("In", "NotIn") and self.facts and len(left) == 1 and \
                     right == frozenset({External("os.environ")}):
                 present = self._env_present(next(iter(left)))
@@ -104,7 +144,7 @@ class GuardMixin:
                 keys = _literal_keys(next(iter(right)))
                 if keys is not None:  # `backend in backend_modules`, a dict or tuple literal
                     verdicts = {_compare(e[2][0][0], a.value, keys) for a in left}
-                    return verdicts.pop() if len(verdicts) == 1 else None
+                    return self._decided(verdicts, left)
         return None
 
     def import_fails(self, module: str, _seen: Optional[set] = None) -> bool:
