@@ -149,11 +149,14 @@ class ResolverMixin:
             return frozenset(out)
         # `from m import *`, in order: one that always runs replaces what an earlier one bound; one under a
         # branch (`if BACKEND == "torch": from .torch_impl import *` / `else: from .triton_impl import *`) may
-        # have run, and adds to it
+        # have run, and adds to it.  So, read backwards: the guarded providers after the last unconditional one,
+        # and that one -- a lazy package read as a type checker (transformers' ~450 star imports under
+        # TYPE_CHECKING) stops at its provider instead of loading every module
         starred: set = set()
-        for star_mod, guards in m.star_imports:
-            if not self.guards_may_hold(guards, scope, preds):
-                continue
+        for star_mod, guards in reversed(m.star_imports):
+            verdicts = [self.truth(g.cond, scope, preds) for g in guards]
+            if any(t is not None and t != g.polarity for t, g in zip(verdicts, guards)):
+                continue  # never runs
             sm = self.module(star_mod)
             if sm is None:
                 continue
@@ -163,10 +166,9 @@ class ResolverMixin:
             ):
                 r = self.resolve_global(star_mod, name)
                 if r and not all(isinstance(v, Unknown) for v in r):
-                    if all(self.truth(g.cond, scope, preds) == g.polarity for g in guards):
-                        starred = set(r)  # runs every time (or under TYPE_CHECKING, read as a type checker)
-                    else:
-                        starred |= r
+                    starred |= r
+                    if all(t == g.polarity for t, g in zip(verdicts, guards)):
+                        break  # runs every time (or under TYPE_CHECKING, read as a type checker): earlier ones are replaced
         if starred:
             return frozenset(starred)
         if m.is_package:
