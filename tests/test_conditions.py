@@ -408,3 +408,35 @@ def test_a_user_fact_replaces_the_default_assumption(run_scan, tmp_path):
                   assume=[parse_assumption("server_args.quantization=modelopt_fp4")])
     (f,) = [f for f in named.findings if f.severity != "note"]
     assert f.severity == "error" and not f.conditions
+
+
+def test_a_field_the_constructions_pass_holds_what_they_pass(run_scan, tmp_path):
+    """What the program's constructions pass by keyword is the field's value; the class value only where a
+    construction omits it (sglang's ``TopKConfig(top_k=top_k, use_grouped_topk=use_grouped_topk)``)."""
+    result = _scan(run_scan, tmp_path, '''
+        import dataclasses, os, subprocess, torch
+
+        @dataclasses.dataclass
+        class TopKConfig:
+            use_grouped_topk: bool = False
+            renormalize: bool = True
+
+        class TopK(torch.nn.Module):
+            def __init__(self, use_grouped_topk):
+                super().__init__()
+                self.cfg = TopKConfig(use_grouped_topk=use_grouped_topk, renormalize=True)
+
+            def forward(self, x):
+                if self.cfg.use_grouped_topk:
+                    subprocess.run(["grouped"])
+                if not self.cfg.renormalize:
+                    os.system("never")
+                return x
+
+        m = torch.compile(TopK(True), fullgraph=True)
+        ''')
+    got = _by_line(result)
+    # passed a parameter: undecided, with no default to name
+    assert got[16].severity == "warning" and [c.text for c in got[16].conditions] == ["self.cfg.use_grouped_topk"]
+    # every construction passes the constant True: decided, the branch never runs
+    assert 18 not in got

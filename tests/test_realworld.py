@@ -19,8 +19,11 @@ CURRENT_RUNNER = "sglang/srt/model_executor/runner_backend/tc_piecewise_cuda_gra
 # change may lower them, never raise them past these ceilings.  Counted per site since 2026-12-01 (a recursion
 # walked under 17 constant contexts weighed 17 times): b560136 measured so gave seed 0.0577, fixed 0.0775,
 # current 0.0726; today 0.0578, 0.0852 (flashinfer's api_logging wrapper, behind FLASHINFER_LOGLEVEL, is now
-# walked: 188 more sites, 53 of them unresolved), 0.0725.
-UNRESOLVED_CEILING = {"seed": 0.060, "fixed": 0.087, "current": 0.074}
+# walked: 188 more sites, 53 of them unresolved), 0.0725.  2026-12-02 (a dataclass field holds what its
+# constructions pass; its class value is only the default): seed 207/4255 -> 530/7262 = 0.073 (ForwardBatch's
+# `attn_backend` is what `init_new` passes, no longer the default None, so the attention backends are walked:
+# 3,007 more sites), fixed 0.0727, current 0.0595.
+UNRESOLVED_CEILING = {"seed": 0.075, "fixed": 0.087, "current": 0.074}
 
 
 def _site(name: str) -> Path:
@@ -100,13 +103,16 @@ def test_seed_era_target_arch_decides_the_binding(cache_dir):
     # flashinfer's dispatch on f"{major}{minor}" picks the sm120 generator
     assert any("gen_fp4_quantization_sm120_module" in _names(f) for f in chain)
     assert not any("gen_fp4_quantization_sm100_module" in _names(f) for f in chain)
-    # sglang's TopKConfig is a dataclass: `use_grouped_topk: bool = False` is what a config built without it
-    # holds, not every config (DeepSeek's MoE builds it with use_grouped_topk=True and a correction bias).
-    # Both ways are walked; the way the default does not take says so (issue [B]: defaults are assumptions)
+    # sglang's TopKConfig is a dataclass: `use_grouped_topk: bool = False` is only its default; TopK builds it with
+    # `TopKConfig(..., use_grouped_topk=use_grouped_topk)` from its own parameter (DeepSeek's MoE passes True with
+    # a correction bias), so the test is undecided and DeepSeek's grouped top-k path is walked (issue [B])
     grouped = [f for f in sm120.findings if any(
-        c.text == "use_grouped_topk (not the default TopKConfig.use_grouped_topk = False)" for c in f.conditions)]
+        c.text == "use_grouped_topk" and Path(c.path).name == "topk.py" for c in f.conditions)]
     assert grouped and all(f.severity == "warning" for f in grouped)
-    assert all(Path(c.path).name == "topk.py" for f in grouped for c in f.conditions if "TopKConfig" in c.text)
+    # a field no construction passes by keyword is the default, an assumption the condition names
+    # (ForwardBatch.init_new sets nsa_cp_metadata after construction, in a branch the code cannot decide)
+    assert any(c.text.endswith("(not the default ForwardBatch.nsa_cp_metadata = None)")
+               for f in sm120.findings for c in f.conditions)
 
 
 def test_seed_era_sm90_has_no_path_through_fp4_gemm_into_flashinfer(cache_dir):

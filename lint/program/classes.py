@@ -292,7 +292,7 @@ class ClassMixin:
             return frozenset({fv})
         vals = frozenset().union(*(self.eval(x, Scope(mod)) for x in payload))
         if inst is not None and name in self.klass(cid).fields and self.has_field_defaults(inst.cls):
-            vals = _as_defaults(vals, f"{split_id(cid)[1]}.{name}")
+            vals = self._field_value(inst.cls, name, vals, f"{split_id(cid)[1]}.{name}")
         return vals | self._classmethod_stores(mro, name)
 
     def has_field_defaults(self, cid: str) -> bool:
@@ -368,24 +368,64 @@ class ClassMixin:
         out: set = set()
         pos = init.params.index(param) - 1 if param in init.params[1:] else None  # after self
         if (pos is not None or param in init.kwonly) and self._runs_init(cid, init_id):
-            mod, qual = split_id(cid)
-            name = qual.rsplit(".", 1)[-1]
-            for mname, _, _ in self.files_mentioning(mod.split(".")[0], name.encode(),
-                                                     outside_too=bool(self.scanned_modules), called=True):
-                m = self.module(mname)
-                for fq, fs in (m.functions.items() if m is not None else ()):
-                    for site in fs.calls:
-                        f = site.func
-                        if not (f[0] == "name" and f[1] == name or f[0] == "attr" and f[2] == name):
-                            continue
-                        scope = Scope(mname) if fq == "<module>" else Scope(mname, fs, f"{mname}:{fq}")
-                        arg = next((v for k, v in site.kwargs if k == param), None)
-                        if arg is None and pos is not None and pos < len(site.args) and \
-                                all(a[0] != "starred" for a in site.args[:pos + 1]):
-                            arg = site.args[pos]
-                        if arg is not None and Class(cid) in self.eval(f, scope):
-                            out |= {v for v in self.eval(arg, scope) if isinstance(v, (Instance, Class, Func, Partial))}
+            for site, scope in self._constructions(cid):
+                arg = next((v for k, v in site.kwargs if k == param), None)
+                if arg is None and pos is not None and pos < len(site.args) and \
+                        all(a[0] != "starred" for a in site.args[:pos + 1]):
+                    arg = site.args[pos]
+                if arg is not None:
+                    out |= {v for v in self.eval(arg, scope) if isinstance(v, (Instance, Class, Func, Partial))}
         res = self._mro_memo[key] = frozenset(out)
+        return res
+
+    def _constructions(self, cid: str) -> tuple:
+        """The calls ``C(...)`` of class ``cid`` the program makes, as (call site, scope): found through the
+        files that call the class's name (its package's and the scanned files), each call's callee resolved."""
+        key = ("constructions", cid)
+        hit = self._mro_memo.get(key)
+        if hit is not None:
+            return hit
+        self._mro_memo[key] = ()  # a construction whose callee is being worked out: no recursion
+        out = []
+        mod, qual = split_id(cid)
+        name = qual.rsplit(".", 1)[-1]
+        for mname, _, _ in self.files_mentioning(mod.split(".")[0], name.encode(),
+                                                 outside_too=bool(self.scanned_modules), called=True):
+            m = self.module(mname)
+            for fq, fs in (m.functions.items() if m is not None else ()):
+                for site in fs.calls:
+                    f = site.func
+                    if not (f[0] == "name" and f[1] == name or f[0] == "attr" and f[2] == name):
+                        continue
+                    scope = Scope(mname) if fq == "<module>" else Scope(mname, fs, f"{mname}:{fq}")
+                    if Class(cid) in self.eval(f, scope):
+                        out.append((site, scope))
+        res = self._mro_memo[key] = tuple(out)
+        return res
+
+    def _field_value(self, inst_cls: str, name: str, default: frozenset, origin: str) -> frozenset:
+        """What a field of a dataclass-like class holds on an instance: what the program's constructions pass
+        by keyword (sglang's ``TopKConfig(top_k=..., use_grouped_topk=use_grouped_topk)``), and its class value
+        where one omits it or none is seen -- the default, an assumption (``Const.assumed``).  A ``**kwargs``
+        construction (``cls(**config_dict)``) passes the configuration the assumption speaks of: it omits."""
+        key = ("field", inst_cls, name)
+        hit = self._mro_memo.get(key)
+        if hit is not None:
+            return hit
+        self._mro_memo[key] = _as_defaults(default, origin)  # while being worked out
+        passed: set = set()
+        omitted = False
+        sites = self._constructions(inst_cls)
+        for site, scope in sites:
+            arg = next((v for k, v in site.kwargs if k == name), None)
+            if arg is None:
+                omitted = True
+            else:
+                passed |= self.eval(arg, scope)
+        res = frozenset(passed)
+        if omitted or not sites:
+            res |= _as_defaults(default, origin)
+        self._mro_memo[key] = res
         return res
 
     def _runs_init(self, cid: str, init_id: str) -> bool:
