@@ -108,7 +108,7 @@ def _api_site(ctx, r):
 # ------------------------------------------------------------------------------------------------ types
 def op_type(p: libsrc.Param) -> Optional[str]:
     t = _schema(p.annotation)
-    if t is None:
+    if t is None or "tuple[" in t.lower():  # a tuple is an op's output type only (infer_schema rejects it as input)
         return None
     if isinstance(p.default, ast.Constant) and p.default.value is None and not t.startswith("Optional["):
         t = f"Optional[{t}]"  # `enable_pdl: bool = None`: the op must accept the default

@@ -5,7 +5,10 @@
   return), reported as a refusal (FlashInfer's ``sampling_from_probs``, ``silu_and_mul_mxfp8_quantize``);
 - a configured fake ``module:function -> RET when FLAG=CONST``: an API whose annotation is
   ``Union[Tensor, Tuple[Tensor, Tensor]]`` chosen by a flag is made an op for the flag's default; a call that
-  passes another value runs the original body.
+  passes another value runs the original body;
+- an ``Optional[Tuple[Tensor, Tensor]] = None`` parameter is no op input (torch's ``infer_schema`` rejects tuples;
+  FlashInfer's ``single_prefill_with_kv_cache(kv_cache_sf=...)`` was planned with it, and withdrawn by the import
+  check): the op covers ``None``, a call that passes a pair runs the original body.
 Both fixed APIs are then run on the CPU (the stand-in ``tvm_ffi`` of ``tests/fixers/runtime``).
 """
 from __future__ import annotations
@@ -82,6 +85,7 @@ PROBE = textwrap.dedent('''
     rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist()}
     v = pick(x, 2.0, return_valid=True)
     rec["pick_valid"] = [t.tolist() for t in v]
+    rec["pick_extra"] = pick(x, 2.0, extra=(x, x)).tolist()
     if sys.argv[1] == "fixed":
         graphs = []
         def backend(gm, inputs):
@@ -119,9 +123,10 @@ def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
                                         fakes={"apilib2.sample.pick": FAKE}))
     text = (pkg / "sample.py").read_text()
     assert "_pick_unwrapped" in text and "_count_unwrapped" in text, [p.summary() for p in report.applied]
-    assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False)" in text, text
+    assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False, None)" in text, text
     a, b = _run("orig", orig.parent, tmp_path), _run("fixed", pkg.parent, tmp_path)
-    for k in ("count", "pick", "pick_valid"):
+    assert "extra: Optional[tuple" not in text.split("def _pick_op(", 1)[1].split(")", 1)[0], text
+    for k in ("count", "pick", "pick_valid", "pick_extra"):
         assert a[k] == b[k], k
     assert b["count_c_aot_eager"] == a["count"] and b["count_c_graph"] == a["count"]
     assert b["pick_c_aot_eager"] == a["pick"] and b["pick_c_graph"] == a["pick"]

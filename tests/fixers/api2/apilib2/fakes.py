@@ -2,5 +2,5 @@
 import torch
 
 
-def pick_fake(x, factor, return_valid):
+def pick_fake(x, factor, return_valid):  # `extra` (None in the op) is not passed
     return torch.empty_like(x)

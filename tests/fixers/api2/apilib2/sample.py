@@ -1,6 +1,6 @@
 """Public APIs shaped like FlashInfer 0.7.2's sampling: a flag chooses a tensor or a pair, a helper returns its
 arguments (FlashInfer's `_validate_and_convert_seed_offset`)."""
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 
@@ -19,10 +19,12 @@ def count(x: torch.Tensor, seed: int = 0, offset: int = 0) -> torch.Tensor:
     return out
 
 
-def pick(x: torch.Tensor, factor: float = 1.0, return_valid: bool = False
-         ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+def pick(x: torch.Tensor, factor: float = 1.0, return_valid: bool = False,
+         extra: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """The kernel allocates its output (no allocation to derive a fake from); `return_valid` adds a second one."""
     out = get_module().scale_copy(x, factor)
+    if extra is not None:  # a pair of tensors: no op input type (infer_schema rejects tuples); a call with one runs
+        out = out + extra[0] * extra[1]  # the original body
     if return_valid:
         return out, out > 0
     return out
