@@ -108,7 +108,7 @@ def _api_site(ctx, r):
 # ------------------------------------------------------------------------------------------------ types
 def op_type(p: libsrc.Param) -> Optional[str]:
     t = _schema(p.annotation)
-    if t is None:
+    if t is None or "tuple[" in t.lower():  # a tuple is an op's output type only (infer_schema rejects it as input)
         return None
     if isinstance(p.default, ast.Constant) and p.default.value is None and not t.startswith("Optional["):
         t = f"Optional[{t}]"  # `enable_pdl: bool = None`: the op must accept the default
@@ -206,7 +206,7 @@ def build(ctx, payload):
     sig = libsrc.signature(fn)
     if sig.vararg or sig.kwarg:
         return refuse(f"it takes *{sig.vararg or ''}/**{sig.kwarg or ''}, which an op schema cannot express")
-    types, unions, eager = {}, {}, []
+    types, unions, eager, fixed = {}, {}, [], {}
     for p in sig.params:
         t = op_type(p)
         if t is not None:
@@ -251,9 +251,19 @@ def build(ctx, payload):
         shape = (f"an out-parameter API: the allocation of {', '.join(f'`{o}`' for o in names_o)} stays in "
                  f"`{qual}` (traced), the op writes it")
     elif f"{mod}.{qual}" in (ctx.options.fakes or {}):
-        conf = ctx.options.fakes[f"{mod}.{qual}"].strip()
+        conf, asserted_ret, when = _parse_fake(ctx.options.fakes[f"{mod}.{qual}"])
+        if isinstance(when, str):
+            return refuse(when)
+        for name, value in when.items():
+            p = next((x for x in sig.params if x.name == name), None)
+            if p is None or p.kind == "posonly" or name not in types or not isinstance(p.default, ast.Constant) \
+                    or p.default.value != value or type(p.default.value) is not type(value):
+                return refuse(f"the configured fake's `when {name}={value!r}` names no parameter whose default is "
+                              f"that constant")
+            del types[name]
+            fixed[name] = value
         mutates = mutated
-        ret_type = libsrc.schema_type(fn.returns)
+        ret_type = asserted_ret or libsrc.schema_type(fn.returns)
         if conf.startswith("same-as:"):
             arg = conf.split(":", 1)[1].strip()
             if types.get(arg) != "torch.Tensor":
@@ -262,11 +272,13 @@ def build(ctx, payload):
         elif ":" in conf and ret_type not in (None, "None"):
             module_, _, func = conf.partition(":")
             fake_body = [f"from {module_} import {func} as _configured_fake",
-                         f"return _configured_fake({', '.join(p.name for p in sig.params if p.name not in eager)})"]
+                         f"return _configured_fake({', '.join(repr(fixed[p.name]) if p.name in fixed else p.name for p in sig.params if p.name not in eager)})"]
         else:
             return refuse(f"the configured fake `{conf}` needs `same-as:<arg>`, or `module:function` with a return "
                           f"annotation the op schema can express")
         shape = f"the fake `{conf}` comes from the configuration: the output is asserted, not derived"
+        if fixed:
+            shape += "; the op covers the calls with " + ", ".join(f"`{k}={v!r}`" for k, v in fixed.items())
     else:
         try:
             spec = d.derive(fid)
@@ -309,8 +321,10 @@ def build(ctx, payload):
                         f"None if isinstance({p.name}, torch.Tensor) else {p.name}"]
             recombine.append(f"{p.name} = {t} if {t} is not None else {v}")
     plain_op = ", ".join(x.split(":", 1)[0] for x in op_params)
-    call = ", ".join((p.name if p.name not in eager else "None") if p.kind != "kwonly" else
-                     f"{p.name}={p.name if p.name not in eager else 'None'}" for p in sig.params)
+    def inner(n):
+        return "None" if n in eager else repr(fixed[n]) if n in fixed else n
+
+    call = ", ".join(inner(p.name) if p.kind != "kwonly" else f"{p.name}={inner(p.name)}" for p in sig.params)
     full_call = ", ".join(p.name if p.kind != "kwonly" else f"{p.name}={p.name}" for p in sig.params)
     mut = "(" + ", ".join(f'"{x}"' for x in mutates) + ("," if len(mutates) == 1 else "") + ")"
     lines = [f'@torch.library.custom_op("{ns}::{op_name}", mutates_args={mut})',
@@ -329,6 +343,11 @@ def build(ctx, payload):
     if eager:
         public += [f"if {' or '.join(f'{e} is not None' for e in eager)}:",
                    f"    # {', '.join(f'`{e}`' for e in eager)}: no op schema type; run the original body",
+                   f"    return {impl}({full_call})"]
+    if fixed:
+        public += [f"if {' or '.join(f'{k} is not {v!r}' if v is None or isinstance(v, bool) else f'{k} != {v!r}' for k, v in fixed.items())}:",
+                   f"    # the op covers {', '.join(f'`{k}={v!r}`' for k, v in fixed.items())} (the configured fake's "
+                   f"`when`); run the original body",
                    f"    return {impl}({full_call})"]
     for o, alloc in outs or ():
         public += [f"if {o} is None:", f"    {o} = {alloc}"]
@@ -361,6 +380,37 @@ def build(ctx, payload):
     reason = ("every caller of the library gets the op: arguments are checked against the schema, autograd through "
               "the body is cut, and the fake asserts the shapes the library's code allocates")
     return FixPlan(FIXER, UNSAFE, path, fn.lineno, desc, reason, edits, key=(ID, path, qual))
+
+
+def _parse_fake(value: str):
+    """``TARGET [-> RET] [when NAME=CONST, ...]`` -> (TARGET, RET or None, {NAME: CONST}) or (.., .., why).
+
+    TARGET is ``same-as:<arg>`` or ``module:function``; ``-> RET`` asserts the op's return type where the API's
+    annotation is one no schema can express (``Union[Tensor, Tuple[Tensor, Tensor]]`` chosen by a flag); ``when``
+    makes the op cover only the calls that leave those parameters at their (constant) defaults -- a call that passes
+    another value runs the original body, as before the fix."""
+    value = value.strip()
+    target, _, when_s = value.partition(" when ")
+    target, _, ret = target.partition("->")
+    target, ret = target.strip(), ret.strip() or None
+    if ret is not None:
+        try:
+            ret = libsrc.schema_type(ast.parse(ret, mode="eval").body)
+        except SyntaxError:
+            ret = None
+        if ret is None or ret == "None":
+            return target, None, f"the configured fake `{value}` asserts a return type no op schema can express"
+    when = {}
+    for part in filter(None, (x.strip() for x in when_s.split(","))):
+        name, eq, const = part.partition("=")
+        try:
+            v = ast.literal_eval(const.strip()) if eq else None
+        except (ValueError, SyntaxError):
+            eq = ""
+        if not eq or not name.strip().isidentifier() or not isinstance(v, (bool, int, float, str, type(None))):
+            return target, ret, f"the configured fake `{value}`: `when {part}` is not NAME=CONSTANT"
+        when[name.strip()] = v
+    return target, ret, when
 
 
 def _op_name(ctx, ns, mod, qual) -> str:

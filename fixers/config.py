@@ -11,6 +11,9 @@
     [tool.compile-lint.fix.fakes]      # fakes for op boundaries the fixer cannot derive
     "flashinfer.fp4_quantize" = "same-as:input"     # output like this argument (torch.empty_like)
     "mylib.kernels.run" = "mypkg.fakes:run_fake"    # your own fake function
+    # a return annotation no schema takes (a flag picks a tensor or a pair): assert the op's return, and make the
+    # op cover the calls that leave the flag at its default (another value runs the original body)
+    "mylib.sampling.sample" = "mypkg.fakes:sample_fake -> torch.Tensor when return_valid=False"
 
 Command-line options win over the file.
 """

@@ -599,8 +599,10 @@ class _SliceState:
             if isinstance(e, ast.Call):
                 h = self.helper_rets.get(id(e))
                 if h is not None:
-                    return {h.ret} if not isinstance(h.ret, tuple) else {("tuple", tuple(
-                        frozenset({"fresh"}) for _ in range(h.ret[1])))}
+                    if isinstance(h.ret, tuple) and h.ret[0] == "tuple":
+                        return {("tuple", tuple(frozenset({"fresh"}) for _ in range(h.ret[1])))}
+                    # ("bad", why): the helper's value is not an allocation the fake can make
+                    return {h.ret} if not isinstance(h.ret, tuple) else {"other"}
                 k, _ = self.d._classify_call(self.mod, self.qual, self.fs, e) if hasattr(e, "lineno") else (
                     _syntactic_kind(e), None)
                 if k == "alloc":

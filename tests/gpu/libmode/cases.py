@@ -514,3 +514,39 @@ top_p = torch.full((4,), 0.9, dtype=torch.float32, device=dev)
 args = (probs, top_k, top_p)
 def f(probs, top_k, top_p): return flashinfer.sampling.top_k_top_p_sampling_from_probs(probs, top_k, top_p)
 """)
+
+# ==== after-fix proof, round 4 (2026-12-02-r4): fixed APIs that run on SM90 and had no case ====
+case3("layernorm_quant", "flashinfer.norm.layernorm_quant", "norm", r"""
+x = torch.randn(64, 1024, device=dev, dtype=torch.bfloat16)
+g = torch.randn(1024, device=dev, dtype=torch.float32); b = torch.randn(1024, device=dev, dtype=torch.float32)
+scale = torch.tensor([0.5], device=dev, dtype=torch.float32)  # a device tensor: the float form is deprecated
+out = torch.empty(64, 1024, device=dev, dtype=torch.float8_e4m3fn)
+args = (x, out)
+def f(x, out): flashinfer.norm.layernorm_quant(out, x, g, b, scale, 1e-6); return out
+""")
+case3("fused_add_rmsnorm_fp8_block_quant", "flashinfer.norm.fused_add_rmsnorm_fp8_block_quant", "norm", r"""
+batch, hidden = 64, 1024  # hidden: a multiple of 256 (<= 8192)
+x = torch.randn(batch, hidden, device=dev, dtype=torch.bfloat16)
+r = torch.randn(batch, hidden, device=dev, dtype=torch.bfloat16)
+w = torch.randn(hidden, device=dev, dtype=torch.bfloat16)
+out = torch.empty(batch, hidden, device=dev, dtype=torch.float8_e4m3fn)
+block_scale = torch.empty(hidden // 128, (batch + 3) // 4 * 4, device=dev, dtype=torch.float32)
+normed = torch.empty(batch, hidden, device=dev, dtype=torch.bfloat16)
+args = (x, r, out, block_scale, normed)
+def f(x, r, out, block_scale, normed):
+    flashinfer.norm.fused_add_rmsnorm_fp8_block_quant(out, block_scale, normed, x, r, w, 1e-6); return out
+""")
+case3("xqa", "flashinfer.xqa.xqa", "xqa", r"""
+from flashinfer.xqa import xqa
+B, H, KVH, D, P, pages = 2, 8, 1, 128, 16, 4  # decode, beam 1, bf16 KV (SM90: the generic XQA kernel)
+q = torch.randn(B, 1, H, D, device=dev, dtype=torch.bfloat16)
+kc = torch.randn(B * pages, P, KVH, D, device=dev, dtype=torch.bfloat16)
+vc = torch.randn(B * pages, P, KVH, D, device=dev, dtype=torch.bfloat16)
+page_table = torch.arange(B * pages, dtype=torch.int32, device=dev).view(B, pages)
+seq_lens = torch.tensor([[50], [37]], dtype=torch.uint32, device=dev)
+out = torch.zeros_like(q)
+ws = torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev)
+sem = torch.zeros(8 * 1024 * 1024, dtype=torch.uint8, device=dev)
+args = (q, kc, vc, out)
+def f(q, kc, vc, out): xqa(q, kc, vc, page_table, seq_lens, out, ws, sem, KVH, P); return out
+""")

@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
   {
     find flashinfer -name '*.py' -not -path 'flashinfer/data/*'
     find flashinfer -name '*.json' -not -path 'flashinfer/data/*'
-    for d in flashinfer/data/include flashinfer/data/csrc/nv_internal flashinfer/data/cutlass/include \
+    for d in flashinfer/data/include flashinfer/data/csrc/nv_internal flashinfer/data/csrc/xqa flashinfer/data/cutlass/include \
              flashinfer/data/cutlass/tools/util/include flashinfer/data/spdlog flashinfer/data/cccl; do
       [ -d "$d" ] && find "$d" -type f
     done

@@ -1,0 +1,30 @@
+"""Public APIs shaped like FlashInfer 0.7.2's sampling: a flag chooses a tensor or a pair, a helper returns its
+arguments (FlashInfer's `_validate_and_convert_seed_offset`)."""
+from typing import Optional, Tuple, Union
+
+import torch
+
+from .jit import get_module
+
+
+def _convert(rows, offset):
+    """Returns its own arguments: not an allocation a fake could make."""
+    return rows, offset
+
+
+def count(x: torch.Tensor, seed: int = 0, offset: int = 0) -> torch.Tensor:
+    rows, o = _convert(x.shape[0], offset)
+    out = torch.empty(rows, dtype=torch.float32, device=x.device)
+    get_module().scale(out, x.sum(-1).float(), float(seed + o + 1))
+    return out
+
+
+def pick(x: torch.Tensor, factor: float = 1.0, return_valid: bool = False,
+         extra: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+    """The kernel allocates its output (no allocation to derive a fake from); `return_valid` adds a second one."""
+    out = get_module().scale_copy(x, factor)
+    if extra is not None:  # a pair of tensors: no op input type (infer_schema rejects tuples); a call with one runs
+        out = out + extra[0] * extra[1]  # the original body
+    if return_valid:
+        return out, out > 0
+    return out

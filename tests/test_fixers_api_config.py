@@ -1,0 +1,133 @@
+"""api-op on a second miniature library (``tests/fixers/api2/apilib2``, NOT FlashInfer):
+
+- a public API whose helper returns its own arguments (FlashInfer's ``_validate_and_convert_seed_offset``) is made
+  an op; the fixer used to stop on it with an internal ``TypeError`` (``range('...')`` on a helper's ``("bad", why)``
+  return), reported as a refusal (FlashInfer's ``sampling_from_probs``, ``silu_and_mul_mxfp8_quantize``);
+- a configured fake ``module:function -> RET when FLAG=CONST``: an API whose annotation is
+  ``Union[Tensor, Tuple[Tensor, Tensor]]`` chosen by a flag is made an op for the flag's default; a call that
+  passes another value runs the original body;
+- an ``Optional[Tuple[Tensor, Tensor]] = None`` parameter is no op input (torch's ``infer_schema`` rejects tuples;
+  FlashInfer's ``single_prefill_with_kv_cache(kv_cache_sf=...)`` was planned with it, and withdrawn by the import
+  check): the op covers ``None``, a call that passes a pair runs the original body.
+Both fixed APIs are then run on the CPU (the stand-in ``tvm_ffi`` of ``tests/fixers/runtime``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compile_lint.engine import ScanOptions, scan
+from compile_lint.fixers import FixOptions, fix, plan_all
+from compile_lint.fixers.api_op import _parse_fake
+
+TESTS = Path(__file__).parent
+LIB = TESTS / "fixers" / "api2" / "apilib2"
+RUNTIME = TESTS / "fixers" / "runtime"
+FAKE = "apilib2.fakes:pick_fake -> torch.Tensor when return_valid=False"
+
+
+def _place(root: Path) -> Path:
+    shutil.copytree(LIB, root / "apilib2")
+    return root / "apilib2"
+
+
+def _opts(pkg: Path) -> ScanOptions:
+    return ScanOptions(paths=[pkg], search_path=[pkg.parent], use_environment=False, public_api=["apilib2"])
+
+
+def _made(planning) -> set:
+    return {p.description.split("`apilib2.sample.", 1)[1].split("`", 1)[0] for p in planning.plans
+            if "public API" in p.description}
+
+
+def _why(planning, qual) -> list:
+    return [r.reason for u in planning.unfixable if u.finding.region.qualname == qual for r in u.refusals]
+
+
+def test_a_helper_returning_its_arguments_is_no_internal_error(tmp_path):
+    planning = plan_all(scan(_opts(_place(tmp_path))), FixOptions(fix_in=("apilib2",), unsafe=True))
+    assert "count" in _made(planning), _why(planning, "apilib2.sample.count")
+    assert not any("internal error" in r for u in planning.unfixable for r in (x.reason for x in u.refusals))
+
+
+def test_a_flag_chosen_return_needs_the_configured_when(tmp_path):
+    pkg = _place(tmp_path)
+    result = scan(_opts(pkg))
+    plain = plan_all(result, FixOptions(fix_in=("apilib2",), unsafe=True,
+                                        fakes={"apilib2.sample.pick": "apilib2.fakes:pick_fake"}))
+    assert "pick" not in _made(plain)
+    assert any("return annotation the op schema can express" in r for r in _why(plain, "apilib2.sample.pick"))
+    wrong = plan_all(result, FixOptions(fix_in=("apilib2",), unsafe=True, fakes={
+        "apilib2.sample.pick": "apilib2.fakes:pick_fake -> torch.Tensor when return_valid=True"}))
+    assert any("names no parameter whose default is that constant" in r for r in _why(wrong, "apilib2.sample.pick"))
+
+
+def test_parse_fake():
+    assert _parse_fake(FAKE) == ("apilib2.fakes:pick_fake", "torch.Tensor", {"return_valid": False})
+    assert _parse_fake("same-as:x") == ("same-as:x", None, {})
+    assert _parse_fake("m:f -> tuple[torch.Tensor, torch.Tensor]")[1] == "tuple[torch.Tensor, torch.Tensor]"
+    assert isinstance(_parse_fake("m:f when flag")[2], str)
+    assert isinstance(_parse_fake("m:f -> Config")[2], str)
+
+
+PROBE = textwrap.dedent('''
+    import json, sys, torch
+    from apilib2 import count, pick
+    torch.manual_seed(0)
+    x = torch.randn(6, 8)
+    rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist()}
+    v = pick(x, 2.0, return_valid=True)
+    rec["pick_valid"] = [t.tolist() for t in v]
+    rec["pick_extra"] = pick(x, 2.0, extra=(x, x)).tolist()
+    if sys.argv[1] == "fixed":
+        graphs = []
+        def backend(gm, inputs):
+            graphs.append(str(gm.graph))
+            return gm.forward
+        for be in ("aot_eager", backend):
+            torch._dynamo.reset()
+            rec[f"count_c_{be if isinstance(be, str) else 'graph'}"] = torch.compile(
+                lambda x: count(x, 2, 3), fullgraph=True, backend=be)(x).tolist()
+            torch._dynamo.reset()
+            rec[f"pick_c_{be if isinstance(be, str) else 'graph'}"] = torch.compile(
+                lambda x: pick(x, 2.0), fullgraph=True, backend=be)(x).tolist()
+        rec["graphs"] = graphs
+    print(json.dumps(rec))
+''')
+
+
+def _run(mode: str, root: Path, tmp: Path) -> dict:
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    (bin_dir / "nvcc").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join([str(root), str(RUNTIME)]), FXLIB_JIT_DIR=str(tmp / f"jit-{mode}"))
+    p = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
+    orig = _place(tmp_path / "orig")
+    pkg = _place(tmp_path / "fixed")
+    report = fix(_opts(pkg), FixOptions(fix_in=("apilib2",), unsafe=True, op_namespace="apilib2_cl",
+                                        fakes={"apilib2.sample.pick": FAKE}))
+    text = (pkg / "sample.py").read_text()
+    assert "_pick_unwrapped" in text and "_count_unwrapped" in text, [p.summary() for p in report.applied]
+    assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False, None)" in text, text
+    a, b = _run("orig", orig.parent, tmp_path), _run("fixed", pkg.parent, tmp_path)
+    assert "extra: Optional[tuple" not in text.split("def _pick_op(", 1)[1].split(")", 1)[0], text
+    for k in ("count", "pick", "pick_valid", "pick_extra"):
+        assert a[k] == b[k], k
+    assert b["count_c_aot_eager"] == a["count"] and b["count_c_graph"] == a["count"]
+    assert b["pick_c_aot_eager"] == a["pick"] and b["pick_c_graph"] == a["pick"]
+    assert len(b["graphs"]) == 2 and "apilib2_cl" in b["graphs"][0] and "apilib2_cl" in b["graphs"][1], b["graphs"]
