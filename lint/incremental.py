@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .tracking import (_MISS, _TABLES, ROOT, SharedMemo, TrackedMap, TrackedMemo, Tracker,  # noqa: F401
+from .summary import FunctionSummary
+from .tracking import (_MISS, _TABLES, FUNCTION_PARTS, ROOT, SharedMemo, TrackedMap, TrackedMemo, Tracker,  # noqa: F401
                        track_finder, track_program, track_reach)
 
 
@@ -59,15 +60,48 @@ def changed_items(old, new, mod: str) -> set:
                 if top is not None:
                     top.end_line = 0  # the file's length (see resultcache._analysis_view)
         keys = {k for k in a.keys() | b.keys() if a.get(k, _MISS) != b.get(k, _MISS)}
+        if kind == "f":
+            whole = bool(a.keys() ^ b.keys())
+            for k in keys:
+                parts = function_changes(a.get(k), b.get(k), mod, k)
+                out.update(parts)
+                whole = whole or (kind, mod, k) in parts
+            out.update(("fx", mod, k) for k in a.keys() ^ b.keys())  # added or removed: what a report's text reads
+            if whole:  # an iteration of the table reads the functions' parts through their own items
+                out.add(("f*", mod))
+            continue
         out.update((kind, mod, k) for k in keys)
-        if kind == "f":  # added or removed: what a report's text reads of a function
-            out.update(("fx", mod, k) for k in a.keys() ^ b.keys())
         if keys:
             out.add((kind + "*", mod))
     rest = ("name", "is_package", "star_imports", "dunder_all", "stores", "required_imports", "env_keys_set",
             "env_keys_removed", "suppressions", "file_suppressions", "error")
     if any(getattr(old, r) != getattr(new, r) for r in rest):
         out.add(("m", mod))
+    return out
+
+
+_SIGNATURE = tuple(n for n in FunctionSummary.__slots__
+                   if n != "locals" and all(n not in names for _, names in FUNCTION_PARTS))
+
+
+def function_changes(old, new, mod: str, qual: str) -> set:
+    """The items of one function that differ (tracking.FUNCTION_PARTS): its signature ("f"), its body's
+    calls/attributes/effects ("fc"), what a call of it gives ("fv"), each local name ("fl", and "fl*")."""
+    fid = f"{mod}:{qual}"
+    if old is None or new is None:
+        return {("f", mod, qual), ("fl*", fid)} | {(kind, mod, qual) for kind, _ in FUNCTION_PARTS} | {
+            ("fl", fid, n) for n in dict(getattr(old or new, "locals"))}
+    out = set()
+    if any(getattr(old, n) != getattr(new, n) for n in _SIGNATURE):
+        out.add(("f", mod, qual))
+    for kind, names in FUNCTION_PARTS:
+        if any(getattr(old, n) != getattr(new, n) for n in names):
+            out.add((kind, mod, qual))
+    a, b = dict(old.locals), dict(new.locals)
+    names = {n for n in a.keys() | b.keys() if a.get(n, _MISS) != b.get(n, _MISS)}
+    if names:
+        out.update(("fl", fid, n) for n in names)
+        out.add(("fl*", fid))
     return out
 
 
@@ -264,7 +298,7 @@ class Incremental:
         modules.update(rest)
 
 
-_MODULE_ITEMS = frozenset({"m", "f", "fx", "c", "b", "f*", "c*", "b*"})
+_MODULE_ITEMS = frozenset({"m", "f", "fx", "fc", "fv", "c", "b", "f*", "c*", "b*"})
 
 
 def module_info(m) -> tuple:

@@ -19,6 +19,8 @@ each region (``walk``).  While they run, a ``Tracker`` records, per unit, what i
 """
 from __future__ import annotations
 
+from .summary import FunctionSummary
+
 _MISS = object()
 ROOT = 0
 
@@ -44,6 +46,7 @@ class Tracker:
         # (item "fx"), not its body
         self.exists_only = False
         self.loaded: list = []  # modules in the order they were loaded
+        self.func_items: dict = {}  # id(FunctionSummary) -> its part items (TrackedFunction)
 
     def open(self) -> int:
         uid = self.next_id
@@ -272,12 +275,76 @@ class TrackedMap(dict):
 
 _TABLES = (("f", "functions"), ("c", "classes"), ("b", "bindings"))
 
+# A function's summary is read in parts: item ("f", module, qualname) is its signature (what Program.function
+# gives: name, lines, decorators, parameters, annotations, defaults, owner), ("fc", ...) what walking its node
+# does (its calls, attribute reads, effects), ("fv", ...) what a call of it gives (returns and their guards,
+# yields, stores on parameters), and each local name one item ("fl", "module:qualname", name) (iterating them:
+# ("fl*", "module:qualname")).  An edit of a body line that adds a hazard then changes "fc" and one local: the
+# units that only resolved the function, entered it or took its return value are not stale.
+FUNCTION_PARTS = (("fc", ("calls", "attrs", "effects")),
+                  ("fv", ("returns", "return_guards", "yields", "param_stores")))
+_ACTIVE: list = [None]  # the tracker of the scan in progress (TrackedFunction's properties record into it)
+
+
+def _slot(name: str):
+    return getattr(FunctionSummary, name)  # the slot's member descriptor
+
+
+def _part_property(name: str, part: int):
+    slot = _slot(name)
+
+    def get(self):
+        t = _ACTIVE[0]
+        if t is not None:
+            items = t.func_items.get(id(self))
+            if items is not None:
+                t.cur_reads.add(items[part])
+        return slot.__get__(self)
+
+    return property(get, slot.__set__)
+
+
+class TrackedFunction(FunctionSummary):
+    """A FunctionSummary whose body parts (FUNCTION_PARTS) record a read of their item when read.  The class of
+    a loaded summary's functions is set to it (no new slot: the items are in ``Tracker.func_items``, by id);
+    it compares, hashes and pickles as a plain FunctionSummary."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if not isinstance(other, FunctionSummary):
+            return NotImplemented
+        return all(s.__get__(self) == s.__get__(other) for s in _ALL_SLOTS)
+
+    __hash__ = None
+
+    def __reduce_ex__(self, protocol):  # every field is an __init__ parameter, in slot order
+        return (FunctionSummary, tuple(s.__get__(self) for s in _ALL_SLOTS))
+
+
+_ALL_SLOTS = tuple(_slot(n) for n in FunctionSummary.__slots__)
+for _i, (_kind, _names) in enumerate(FUNCTION_PARTS):
+    for _n in _names:
+        setattr(TrackedFunction, _n, _part_property(_n, _i))
+_LOCALS = _slot("locals")
+
 
 def _wrap_summary(tracker: Tracker, m) -> None:
     for kind, attr in _TABLES:
         table = getattr(m, attr)
-        if not isinstance(table, TrackedMap):
-            setattr(m, attr, TrackedMap(tracker, kind, m.name, table))
+        if not isinstance(table, TrackedMap) or table.t is not tracker:
+            setattr(m, attr, TrackedMap(tracker, kind, m.name, dict(table)))
+    mod = m.name
+    items = tracker.func_items
+    for qual, f in dict.items(m.functions):
+        if not isinstance(f, FunctionSummary):
+            continue
+        items[id(f)] = tuple((kind, mod, qual) for kind, _ in FUNCTION_PARTS)
+        loc = _LOCALS.__get__(f)
+        if not isinstance(loc, TrackedMap) or loc.t is not tracker:
+            _LOCALS.__set__(f, TrackedMap(tracker, "fl", f"{mod}:{qual}", dict(loc)))
+        if type(f) is FunctionSummary:
+            f.__class__ = TrackedFunction
 
 
 # ------------------------------------------------------------------------------------------------ install
@@ -298,6 +365,10 @@ def track_program(tracker: Tracker, program) -> None:
         setattr(program, name, SharedMemo(tracker))
     modules = program.modules
     plain_module = program.module
+    _ACTIVE[0] = tracker
+    for m in list(modules.values()):  # loaded before the tracking began
+        if m is not None:
+            _wrap_summary(tracker, m)
     functions, classes = program._function_of, program._class_of
 
     def load(name: str):
