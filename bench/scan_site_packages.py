@@ -247,12 +247,21 @@ def code_edit(path: Path, qualname: str) -> Optional[bytes]:
 
 
 def pick_edits(doc: dict, site: Path, n_leaf: int) -> dict:
-    """From a cold scan's report: ``n_leaf`` functions holding a hazard that one region reaches (in distinct
-    files), and the function of flashinfer/jit/core.py on the paths of the most regions."""
+    """From a cold scan's report: ``n_leaf`` functions holding a hazard that only one region's reported paths go
+    through (in distinct files), and the function of flashinfer/jit/core.py on the paths of the most regions."""
+    # the regions whose reported paths go through each function (a finding's regions_reaching counts the
+    # regions reaching that hazard under one fix point: a function on the paths of most regions can hold one
+    # that one region reaches, e.g. behind one cached loader)
+    through: dict = {}
+    for f in doc.get("findings", ()):
+        regions = {(f["region"]["path"], f["region"]["line"])}
+        regions.update((o["path"], o["line"]) for o in f.get("other_regions", ()))
+        for fr in list(f["trace"]) + [{"path": f["path"], "qualname": f["qualname"]}]:
+            through.setdefault((fr["path"], fr["qualname"]), set()).update(regions)
     leaves, files = [], set()
     for f in sorted(doc.get("findings", ()), key=lambda f: f.get("fingerprint", "")):
         path = site / f["path"] if not os.path.isabs(f["path"]) else Path(f["path"])
-        if f.get("regions_reaching") != 1 or path in files or "<" in f["qualname"]:
+        if len(through.get((f["path"], f["qualname"]), ())) != 1 or path in files or "<" in f["qualname"]:
             continue
         if str(path).replace("\\", "/").endswith(HUB_FILE):
             continue  # the hub's own row

@@ -123,6 +123,9 @@ class ResultCache:
         self.reindexed = 0  # files re-indexed to check an edit (a hit may still parse a few)
         # (previous IncState, Plan) when only some files' summaries changed: lint/incremental.py
         self.incremental = None
+        # str(path) -> FileRecord of the files whose size and mtime load() found unchanged (and of those it
+        # re-keyed): store() does not read and hash them again
+        self._known: dict = {}
 
     # ------------------------------------------------------------------ read
     def load(self, all_paths: frozenset, incremental: bool = False, candidacy=None):
@@ -153,16 +156,19 @@ class ResultCache:
         changed = False
         edited: list = []  # (path, record, old summary or None, new summary, new bytes)
         touched: list = []  # (path, record, None, None, new bytes): a new text, the same summary
+        known = {}
         for path, rec in manifest.files.items():
             st = _stat(path)
             if st == (rec.size, rec.mtime_ns):
+                known[path] = rec
                 continue
             new = self._unchanged_summary(path, rec, edited if incremental else None,
                                           touched if incremental else None)
             if new is None:
                 return None
-            manifest.files[path] = new
+            manifest.files[path] = known[path] = new
             changed = True
+        self._known = known
         if edited:
             self.incremental = self._plan(edited, touched)
             return None
@@ -255,6 +261,11 @@ class ResultCache:
             pass
         manifest = Manifest(scanned=all_paths)
         for module, path, is_package in list(discovered) + list(loaded):
+            rec = self._known.get(str(path))
+            if rec is not None and rec.module == module and rec.is_package == is_package and \
+                    _stat(str(path)) == (rec.size, rec.mtime_ns):
+                manifest.files[str(path)] = rec  # as load() found it: not read and hashed again
+                continue
             try:
                 data = Path(path).read_bytes()
                 st = os.stat(path)

@@ -311,3 +311,34 @@ def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
     _edit(root / "pkg" / "regions.py", "return f(999) + x", "return f(999) + x + 1")
     got = _check(root, cache)
     assert got.stats["result_cache"] == "incremental"
+
+
+def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path):
+    """Early cut-off by parts of a function (tracking.FUNCTION_PARTS): every region reads the value a helper
+    returns (a module-level constant computed by calling it), none walks into it.  An edit of its body that
+    adds a hazard and a local, and leaves its signature and what it returns, changes only the items of the
+    body ("fc") and of the new local: no region is walked again, and the findings are a full scan's."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/h.py": "import os\n\n\ndef size():\n    return 4\n\n\nN = size()\n",
+        "pkg/a.py": "import torch\nfrom pkg.h import N\n\n\n@torch.compile(fullgraph=True)\ndef f1(x):\n"
+                    "    return x * N\n",
+        "pkg/b.py": "import subprocess\nimport torch\nfrom pkg.h import N\n\n\n@torch.compile(fullgraph=True)\n"
+                    "def f2(x):\n    if N > 3:\n        subprocess.run(['x'])\n    return x\n",
+    }
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+    first = _scan(root, cache)
+    assert any(f.rule == "CL101" for f in first.findings)  # f2's guard is decided by size()'s value
+    _edit(root / "pkg/h.py", "    return 4", "    _e = os.environ.get('E'); return 4")  # no line moves
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
+    assert got.stats["incremental"]["regions_walked"] == 0 and got.stats["incremental"]["regions_reused"] == 2
+    # what it returns changed: the region whose guard reads it is walked again (f1 never evaluates N)
+    _edit(root / "pkg/h.py", "return 4", "return 2")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 1
+    assert not any(f.rule == "CL101" for f in got.findings)

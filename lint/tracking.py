@@ -1,0 +1,553 @@
+"""Read tracking for incremental analysis (lint/incremental.py keeps and uses what it records).
+
+A scan is a sequence of *top units*: the region search of each candidate file (``find``), then the walk of
+each region (``walk``).  While they run, a ``Tracker`` records, per unit, what it read:
+
+- *items* of summaries: ``("f", module, qualname)`` a function's summary (``Program.function`` and the
+  module's ``functions`` table), ``("c", ...)`` a class's, ``("b", module, name)`` a module-level binding,
+  ``("f*"|"c*"|"b*", module)`` a whole table (iterated), ``("m", module)`` anything else of the module (asked
+  for through ``Program.module``: imports, stores, ``__all__``...);
+- *checks*: answers computed from file text without a summary (which files mention an identifier, the
+  names a module's import statements bind), kept with their value, so an edit is checked against them;
+- the units whose results it reused: the walk shares its memo tables between regions (one walk per node,
+  one value per expression...), so a unit that hits an entry another unit computed depends on what that
+  unit read.  Every memo table of ``Program``, ``Reach`` and ``RegionFinder`` is replaced by a
+  ``TrackedMemo``, which keeps with each entry the unit that computed it; the walk's shared per-node work
+  (``Reach._steps``, ``Reach.actions``) is a unit of its own, so a region that meets a node another region
+  walked first depends on that node's reads, not on the other region's.  Tables that several units update
+  (the context counters that bound context sensitivity) remember every writer.
+"""
+from __future__ import annotations
+
+from .summary import FunctionSummary
+
+_MISS = object()
+ROOT = 0
+
+
+class Tracker:
+    """Per unit: the items it read (``reads``) and the units whose results it used (``uses``)."""
+
+    def __init__(self, first_id: int = 1):
+        self.reads: dict = {ROOT: set()}
+        self.uses: dict = {ROOT: set()}
+        self.stack: list = [ROOT]
+        self.cur = ROOT
+        self.cur_reads = self.reads[ROOT]
+        self.cur_uses = self.uses[ROOT]
+        self.next_id = first_id
+        self.checks: dict = {}  # check item -> the value it had
+        self.last_closed = ROOT
+        self.made = 0  # memo entries made so far (Tracker.frame)
+        # unit -> the units that wrote a shared counter it read (SharedMemo): a unit walked again must see
+        # the counter as a full scan does, so those writers run again before it (stale_units)
+        self.shared: dict = {}
+        # a report's text reads a function's summary for its qualname only: whether the function exists
+        # (item "fx"), not its body
+        self.exists_only = False
+        self.loaded: list = []  # modules in the order they were loaded
+        self.func_items: dict = {}  # id(FunctionSummary) -> its part items (TrackedFunction)
+
+    def open(self) -> int:
+        uid = self.next_id
+        self.next_id += 1
+        self.reads[uid] = set()
+        self.uses[uid] = set()
+        self.cur_uses.add(uid)  # the enclosing unit uses what this one computes
+        self._enter(uid)
+        return uid
+
+    def _enter(self, uid: int) -> None:
+        self.stack.append(uid)
+        self.cur = uid
+        self.cur_reads = self.reads[uid]
+        self.cur_uses = self.uses[uid]
+
+    def close(self) -> None:
+        """Leave the current unit; what it read and used is final: kept as tuples (a set costs 216 bytes
+        empty, and a scan of sglang + flashinfer keeps about a million units, most with one read and one use)."""
+        self._freeze(self.stack[-1])
+        self._leave()
+
+    def _freeze(self, uid: int) -> None:
+        r, u = self.reads[uid], self.uses[uid]
+        self.reads[uid] = tuple(r) if r else ()
+        self.uses[uid] = tuple(u) if u else ()
+
+    def _leave(self) -> None:
+        self.stack.pop()
+        uid = self.stack[-1]
+        self.cur = uid
+        self.cur_reads = self.reads[uid]
+        self.cur_uses = self.uses[uid]
+
+    def frame(self, fn, *args):
+        """``fn(*args)`` in a unit of its own if it makes a memo entry (what it computes is then tagged with
+        what it read, not with all the enclosing unit read); else its reads and uses are the enclosing
+        unit's (folded: no unit kept)."""
+        parent = self.cur
+        uid = self.next_id
+        self.next_id += 1
+        reads, uses = set(), set()
+        self.reads[uid] = reads
+        self.uses[uid] = uses
+        self._enter(uid)
+        made = self.made
+        try:
+            return fn(*args)
+        finally:
+            self._leave()
+            if self.made == made:  # nothing is tagged with it
+                del self.reads[uid], self.uses[uid]
+                self.cur_reads |= reads
+                uses.discard(parent)
+                self.cur_uses |= uses
+                writers = self.shared.pop(uid, None)
+                if writers:
+                    self.shared.setdefault(parent, set()).update(w for w in writers if w != parent)
+            else:
+                self._freeze(uid)
+                self.cur_uses.add(uid)
+
+    def run(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` as a new unit: (unit id, result)."""
+        uid = self.open()
+        try:
+            return uid, fn(*args, **kwargs)
+        finally:
+            self.close()
+
+
+class _UnitTable(dict):
+    """A memo table whose entries are stored as (value, what made it); a read goes through ``_use``."""
+
+    __slots__ = ("t",)
+
+    def _use(self, pair):
+        raise NotImplementedError
+
+    def __getitem__(self, k):
+        return self._use(dict.__getitem__(self, k))
+
+    def __contains__(self, k):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            return False
+        self._use(pair)
+        return True
+
+
+class TrackedMemo(_UnitTable):
+    """A memo table whose entries remember the unit that computed them: a hit from another unit is a use.
+    Entries are stored as (value, unit); reads unwrap them."""
+
+    __slots__ = ()
+
+    def __init__(self, tracker: Tracker, init=None):
+        dict.__init__(self)
+        self.t = tracker
+        for k, v in (init or {}).items():
+            dict.__setitem__(self, k, (v, ROOT))
+
+    def _use(self, pair):
+        if pair[1] != self.t.cur:
+            self.t.cur_uses.add(pair[1])
+        return pair[0]
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, k, (v, self.t.cur))
+        self.t.made += 1
+
+    def get(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            return d
+        if pair[1] != self.t.cur:
+            self.t.cur_uses.add(pair[1])
+        return pair[0]
+
+    def setdefault(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        if pair is _MISS:
+            self[k] = d
+            return d
+        return self._use(pair)
+
+    def pop(self, k, *d):
+        pair = dict.pop(self, k, _MISS)
+        if pair is _MISS:
+            if d:
+                return d[0]
+            raise KeyError(k)
+        return pair[0]
+
+    def values(self):
+        return [self._use(p) for p in dict.values(self)]
+
+    def items(self):
+        return [(k, self._use(p)) for k, p in dict.items(self)]
+
+    def __iter__(self):
+        for p in dict.values(self):
+            self._use(p)
+        return dict.__iter__(self)
+
+
+class _LastUnitMemo(TrackedMemo):
+    """A table whose entries are set right after the unit that computed them closed (``x = memo[k] =
+    compute()``): each entry is tagged with that unit (``Tracker.last_closed``), not the enclosing one."""
+
+    __slots__ = ()
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, k, (v, self.t.last_closed))
+
+
+class SharedMemo(_UnitTable):
+    """A table several units update (a counter, a set that grows): a read uses every unit that wrote the
+    entry, a write adds the writer.  Entries are stored as (value, writers)."""
+
+    __slots__ = ()
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def _use(self, pair):
+        t = self.t
+        others = [w for w in pair[1] if w != t.cur]
+        if others:
+            t.cur_uses.update(others)
+            t.shared.setdefault(t.cur, set()).update(others)
+        return pair[0]
+
+    def __setitem__(self, k, v):
+        pair = dict.get(self, k, _MISS)
+        writers = (self.t.cur,) if pair is _MISS else pair[1] + ((self.t.cur,) if self.t.cur not in pair[1] else ())
+        dict.__setitem__(self, k, (v, writers))
+        self.t.made += 1
+
+    def get(self, k, d=None):
+        pair = dict.get(self, k, _MISS)
+        return d if pair is _MISS else self._use(pair)
+
+    def setdefault(self, k, d=None):
+        """Used as ``seen = memo.setdefault(k, set()); seen.add(x)``: a read and a write."""
+        pair = dict.get(self, k, _MISS)
+        if pair is not _MISS:
+            self._use(pair)
+            d = pair[0]
+        self[k] = d
+        return d
+
+
+def _reading_all(name: str):
+    """``dict.<name>`` that first records a read of the whole table (``self._all()``)."""
+    plain = getattr(dict, name)
+
+    def method(self, *args):
+        self._all()
+        return plain(self, *args)
+
+    method.__name__ = name
+    return method
+
+
+class TrackedMap(dict):
+    """A summary's ``functions`` / ``classes`` / ``bindings`` table: each key read is an item, iterating is a
+    read of the whole table."""
+
+    __slots__ = ("t", "kind", "mod")
+
+    def __init__(self, tracker: Tracker, kind: str, mod: str, data: dict):
+        dict.__init__(self, data)
+        self.t, self.kind, self.mod = tracker, kind, mod
+
+    def get(self, k, d=None):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.get(self, k, d)
+
+    def __getitem__(self, k):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.__getitem__(self, k)
+
+    def __contains__(self, k):
+        self.t.cur_reads.add((self.kind, self.mod, k))
+        return dict.__contains__(self, k)
+
+    def _all(self):
+        self.t.cur_reads.add((self.kind + "*", self.mod))
+
+    __iter__, keys, values, items, __len__ = (_reading_all(n) for n in ("__iter__", "keys", "values", "items",
+                                                                        "__len__"))
+
+    def __reduce__(self):  # pickled (the summary cache, the workers) as a plain dict
+        return (dict, (dict(self),))
+
+
+_TABLES = (("f", "functions"), ("c", "classes"), ("b", "bindings"))
+
+# A function's summary is read in parts: item ("f", module, qualname) is its signature (what Program.function
+# gives: name, lines, decorators, parameters, annotations, defaults, owner), ("fc", ...) what walking its node
+# does (its calls, attribute reads, effects), ("fv", ...) what a call of it gives (returns and their guards,
+# yields, stores on parameters), and each local name one item ("fl", "module:qualname", name) (iterating them:
+# ("fl*", "module:qualname")).  An edit of a body line that adds a hazard then changes "fc" and one local: the
+# units that only resolved the function, entered it or took its return value are not stale.
+FUNCTION_PARTS = (("fc", ("calls", "attrs", "effects")),
+                  ("fv", ("returns", "return_guards", "yields", "param_stores")))
+_ACTIVE: list = [None]  # the tracker of the scan in progress (TrackedFunction's properties record into it)
+
+
+def _slot(name: str):
+    return getattr(FunctionSummary, name)  # the slot's member descriptor
+
+
+def _part_property(name: str, part: int):
+    slot = _slot(name)
+
+    def get(self):
+        t = _ACTIVE[0]
+        if t is not None:
+            items = t.func_items.get(id(self))
+            if items is not None:
+                t.cur_reads.add(items[part])
+        return slot.__get__(self)
+
+    return property(get, slot.__set__)
+
+
+class TrackedFunction(FunctionSummary):
+    """A FunctionSummary whose body parts (FUNCTION_PARTS) record a read of their item when read.  The class of
+    a loaded summary's functions is set to it (no new slot: the items are in ``Tracker.func_items``, by id);
+    it compares, hashes and pickles as a plain FunctionSummary."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if not isinstance(other, FunctionSummary):
+            return NotImplemented
+        return all(s.__get__(self) == s.__get__(other) for s in _ALL_SLOTS)
+
+    __hash__ = None
+
+    def __reduce_ex__(self, protocol):  # every field is an __init__ parameter, in slot order
+        return (FunctionSummary, tuple(s.__get__(self) for s in _ALL_SLOTS))
+
+
+_ALL_SLOTS = tuple(_slot(n) for n in FunctionSummary.__slots__)
+for _i, (_kind, _names) in enumerate(FUNCTION_PARTS):
+    for _n in _names:
+        setattr(TrackedFunction, _n, _part_property(_n, _i))
+_LOCALS = _slot("locals")
+
+
+def _wrap_summary(tracker: Tracker, m) -> None:
+    for kind, attr in _TABLES:
+        table = getattr(m, attr)
+        if not isinstance(table, TrackedMap) or table.t is not tracker:
+            setattr(m, attr, TrackedMap(tracker, kind, m.name, dict(table)))
+    mod = m.name
+    items = tracker.func_items
+    for qual, f in dict.items(m.functions):
+        if not isinstance(f, FunctionSummary):
+            continue
+        items[id(f)] = tuple((kind, mod, qual) for kind, _ in FUNCTION_PARTS)
+        loc = _LOCALS.__get__(f)
+        if not isinstance(loc, TrackedMap) or loc.t is not tracker:
+            _LOCALS.__set__(f, TrackedMap(tracker, "fl", f"{mod}:{qual}", dict(loc)))
+        if type(f) is FunctionSummary:
+            f.__class__ = TrackedFunction
+
+
+# ------------------------------------------------------------------------------------------------ install
+_PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo", "_mro_memo", "_subclass_memo",
+                  "conditional_wrappers")
+_PROGRAM_SHARED = ("_call_contexts",)
+_REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
+                "_steps_memo")
+_REACH_SHARED = ("_const_contexts",)
+_FINDER_MEMOS = ("_registry_memo", "_marker_name_memo")
+
+
+def track_program(tracker: Tracker, program) -> None:
+    """Record what ``program`` reads, per unit (instance attributes shadow the methods and tables)."""
+    for name in _PROGRAM_MEMOS:
+        setattr(program, name, TrackedMemo(tracker, getattr(program, name)))
+    for name in _PROGRAM_SHARED:
+        setattr(program, name, SharedMemo(tracker))
+    modules = program.modules
+    plain_module = program.module
+    _ACTIVE[0] = tracker
+    for m in list(modules.values()):  # loaded before the tracking began
+        if m is not None:
+            _wrap_summary(tracker, m)
+    functions, classes = program._function_of, program._class_of
+
+    def load(name: str):
+        m = modules.get(name, _MISS)
+        if m is _MISS:
+            m = plain_module(name)
+            tracker.loaded.append(name)
+            if m is not None:
+                _wrap_summary(tracker, m)
+        return m
+
+    def module(name: str):
+        tracker.cur_reads.add(("m", name))
+        return load(name)
+
+    def function(fid: str):
+        mod, _, qual = fid.partition(":")
+        tracker.cur_reads.add(("fx" if tracker.exists_only else "f", mod, qual))
+        f = functions.get(fid, _MISS)
+        if f is _MISS:
+            m = load(mod)
+            f = functions[fid] = dict.get(m.functions, qual) if m else None
+        return f
+
+    def klass(cid: str):
+        mod, _, qual = cid.partition(":")
+        tracker.cur_reads.add(("c", mod, qual))
+        c = classes.get(cid, _MISS)
+        if c is _MISS:
+            m = load(mod)
+            c = classes[cid] = dict.get(m.classes, qual) if m else None
+        return c
+
+    program.module, program.function, program.klass = module, function, klass
+
+    # the computations whose results the walk shares most (a function's return value, a module-level name,
+    # a function's decorated value, a class's MRO): each is a unit of its own when it makes an entry, so a
+    # unit that reuses it depends on what it read, not on the whole unit that happened to compute it first
+    plain_call, plain_global, plain_fvalue, plain_mro = (program.call, program.resolve_global,
+                                                         program.function_value, program.mro)
+    gmemo, fmemo, mmemo = program._global_memo, program._func_value_memo, program._mro_memo
+
+    def resolve_global(mod, name, typing=False, before=None):
+        if dict.__contains__(gmemo, (mod, name, typing, before)):
+            return gmemo[(mod, name, typing, before)]
+        return tracker.frame(plain_global, mod, name, typing, before)
+
+    def function_value(fid, scope):
+        if dict.__contains__(fmemo, fid):
+            return fmemo[fid]
+        return tracker.frame(plain_fvalue, fid, scope)
+
+    def mro(cid):
+        if dict.__contains__(mmemo, cid):
+            return mmemo[cid]
+        return tracker.frame(plain_mro, cid)
+
+    program.call = lambda v, args, kwargs, scope: tracker.frame(plain_call, v, args, kwargs, scope)
+    program.resolve_global, program.function_value, program.mro = resolve_global, function_value, mro
+    program._mention_index = _MentionIndexes(tracker)
+
+
+class _MentionIndexes(dict):
+    """``Program._mention_index``: each index's answers are recorded as checks."""
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def __setitem__(self, key, index):
+        plain = index.files_with
+        t = self.t
+
+        def files_with(needle: bytes, in_bases: bool = False, called: bool = False):
+            ans = plain(needle, in_bases, called)
+            item = ("q", needle, in_bases, called)
+            t.cur_reads.add(item)
+            got = t.checks.setdefault(item, set())
+            got.update(str(p) for _, p, _ in ans)
+            return ans
+
+        index.files_with = files_with
+        dict.__setitem__(self, key, index)
+
+
+class _Rebound(dict):
+    """``RegionFinder._rebound``: module -> the names its import statements and aliases bind (from its text),
+    recorded as a check."""
+
+    def __init__(self, tracker: Tracker):
+        dict.__init__(self)
+        self.t = tracker
+
+    def get(self, k, d=None):
+        v = dict.get(self, k, d)
+        if v is not d:
+            self.t.cur_reads.add(("t", k))
+        return v
+
+    def __setitem__(self, k, v):
+        self.t.cur_reads.add(("t", k))
+        self.t.checks[("t", k)] = frozenset(v)
+        dict.__setitem__(self, k, v)
+
+
+def track_reach(tracker: Tracker, reach) -> None:
+    for name in _REACH_MEMOS:
+        setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
+    for name in _REACH_SHARED:
+        setattr(reach, name, SharedMemo(tracker))
+    plain_steps, plain_actions, plain_text = reach._steps, reach.actions, reach._report_text
+    steps_memo, actions_memo = reach._steps_memo, reach._actions
+    # what a report says is worked out once per (action, node...) and kept in _report_memo: as a unit of its
+    # own, so that the regions reporting the same hazard depend on what the report read (its node's path
+    # and qualname), not on the whole walk of the region that reported it first
+    reach._report_memo = _LastUnitMemo(tracker)
+
+    def report_text(*args, **kwargs):
+        tracker.exists_only = True  # it reads the node's function and loader for their qualnames
+        try:
+            uid, res = tracker.run(plain_text, *args, **kwargs)
+        finally:
+            tracker.exists_only = False
+        tracker.last_closed = uid
+        return res
+
+    reach._report_text = report_text
+
+    def steps(node, predicates, variant):
+        if dict.__contains__(steps_memo, (node, variant)):
+            return steps_memo[(node, variant)]
+        return tracker.run(plain_steps, node, predicates, variant)[1]
+
+    def actions(fid, self_cls, consts=()):
+        if dict.__contains__(actions_memo, (fid, self_cls, consts)):
+            return actions_memo[(fid, self_cls, consts)]
+        return tracker.run(plain_actions, fid, self_cls, consts)[1]
+
+    reach._steps, reach.actions = steps, actions
+
+
+def track_finder(tracker: Tracker, finder) -> None:
+    """The region search of a file iterates its functions (a read of the whole table); what it works out for
+    each decorator and call site is a unit of its own that reads that function (and the scope it is
+    evaluated in), so that the memo entries it makes do not carry the whole file's reads to the walks that
+    reuse them."""
+    for name in _FINDER_MEMOS:
+        setattr(finder, name, TrackedMemo(tracker, getattr(finder, name)))
+    finder._rebound = _Rebound(tracker)
+    may, dec, cdec, call = (finder._may_make_region, finder._from_decorator, finder._from_class_decorator,
+                            finder._from_call)
+
+    def scope_item(scope):
+        return ("f", *scope.func_id.partition(":")[::2]) if scope.func_id else ("f", scope.module, "<module>")
+
+    def unit(items: tuple, fn, *args):
+        uid = tracker.open()
+        try:
+            tracker.cur_reads.update(items)
+            return fn(*args)
+        finally:
+            tracker.close()
+
+    finder._may_make_region = lambda func, module_name, f: unit(
+        (("f", module_name, f.qualname) if f is not None else ("m", module_name),), may, func, module_name, f)
+    finder._from_decorator = lambda d, f, fid, path, scope: unit(
+        (("f", *fid.partition(":")[::2]), scope_item(scope)), dec, d, f, fid, path, scope)
+    finder._from_class_decorator = lambda d, c, cid, path, scope: unit(
+        (("c", *cid.partition(":")[::2]), scope_item(scope)), cdec, d, c, cid, path, scope)
+    finder._from_call = lambda site, path, scope: unit((scope_item(scope),), call, site, path, scope)
