@@ -64,6 +64,8 @@ def plan_all(result, options: Optional[FixOptions] = None) -> Planning:
                         chosen.setdefault(plan2.key, plan2)
                         if f not in chosen[plan2.key].findings:
                             chosen[plan2.key].findings.append(f)
+                    elif all((plan2.fixer, plan2.reason) != (x.fixer, x.reason) for x in refusals):
+                        refusals.append(plan2)  # that API still reaches the hazard: say why it is no op
                 if isinstance(s, Refusal):  # the finding's own region is not an API the fixer can make an op
                     refusals.append(s)
                     continue
