@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from . import libsrc
@@ -207,6 +208,7 @@ def build(ctx, payload):
     if sig.vararg or sig.kwarg:
         return refuse(f"it takes *{sig.vararg or ''}/**{sig.kwarg or ''}, which an op schema cannot express")
     types, unions, eager, fixed = {}, {}, [], {}
+    variants: list = []  # configured fakes, one op each: the first covers the defaults
     for p in sig.params:
         t = op_type(p)
         if t is not None:
@@ -251,34 +253,33 @@ def build(ctx, payload):
         shape = (f"an out-parameter API: the allocation of {', '.join(f'`{o}`' for o in names_o)} stays in "
                  f"`{qual}` (traced), the op writes it")
     elif f"{mod}.{qual}" in (ctx.options.fakes or {}):
-        conf, asserted_ret, when = _parse_fake(ctx.options.fakes[f"{mod}.{qual}"])
-        if isinstance(when, str):
-            return refuse(when)
-        for name, value in when.items():
-            p = next((x for x in sig.params if x.name == name), None)
-            if p is None or p.kind == "posonly" or name not in types or not isinstance(p.default, ast.Constant) \
-                    or p.default.value != value or type(p.default.value) is not type(value):
-                return refuse(f"the configured fake's `when {name}={value!r}` names no parameter whose default is "
-                              f"that constant")
+        entries = ctx.options.fakes[f"{mod}.{qual}"]
+        entries = [entries] if isinstance(entries, str) else list(entries)
+        for entry in entries:
+            v = _configured_variant(sig, types, eager, fn, entry)
+            if isinstance(v, str):
+                return refuse(v)
+            variants.append(v)
+        flags = [set(v.fixed) for v in variants]
+        if len(variants) > 1 and (any(f != flags[0] for f in flags) or not flags[0]):
+            return refuse("the configured fakes of one API must each say `when` for the same parameters")
+        if len({tuple(sorted(v.fixed.items())) for v in variants}) != len(variants):
+            return refuse("two configured fakes cover the same `when`")
+        if not any(all(_default_is(sig, k, x) for k, x in v.fixed.items()) for v in variants):
+            return refuse("the configured fake's `when " + ", ".join(f"{k}={x!r}" for k, x in variants[0].fixed.items())
+                          + "` names no parameter whose default is that constant: one fake must cover the defaults")
+        # the variant that covers the defaults comes first: its op keeps the plain name
+        variants.sort(key=lambda v: not all(_default_is(sig, k, x) for k, x in v.fixed.items()))
+        fixed = dict(variants[0].fixed)
+        for name in fixed:
             del types[name]
-            fixed[name] = value
         mutates = mutated
-        ret_type = asserted_ret or libsrc.schema_type(fn.returns)
-        if conf.startswith("same-as:"):
-            arg = conf.split(":", 1)[1].strip()
-            if types.get(arg) != "torch.Tensor":
-                return refuse(f"the configured fake `{conf}` names no tensor argument")
-            ret_type, fake_body = "torch.Tensor", [f"return torch.empty_like({arg})"]
-        elif ":" in conf and ret_type not in (None, "None"):
-            module_, _, func = conf.partition(":")
-            fake_body = [f"from {module_} import {func} as _configured_fake",
-                         f"return _configured_fake({', '.join(repr(fixed[p.name]) if p.name in fixed else p.name for p in sig.params if p.name not in eager)})"]
-        else:
-            return refuse(f"the configured fake `{conf}` needs `same-as:<arg>`, or `module:function` with a return "
-                          f"annotation the op schema can express")
-        shape = f"the fake `{conf}` comes from the configuration: the output is asserted, not derived"
+        ret_type, fake_body = variants[0].ret_type, variants[0].fake_body
+        shape = "the fake" + ("s " if len(variants) > 1 else " ") + ", ".join(f"`{v.conf}`" for v in variants) + \
+            " come" + ("" if len(variants) > 1 else "s") + " from the configuration: the output is asserted, not derived"
         if fixed:
-            shape += "; the op covers the calls with " + ", ".join(f"`{k}={v!r}`" for k, v in fixed.items())
+            shape += "; the op" + ("s cover" if len(variants) > 1 else " covers") + " the calls with " + \
+                " or ".join(", ".join(f"`{k}={x!r}`" for k, x in v.fixed.items()) for v in variants)
     else:
         try:
             spec = d.derive(fid)
@@ -321,37 +322,50 @@ def build(ctx, payload):
                         f"None if isinstance({p.name}, torch.Tensor) else {p.name}"]
             recombine.append(f"{p.name} = {t} if {t} is not None else {v}")
     plain_op = ", ".join(x.split(":", 1)[0] for x in op_params)
-    def inner(n):
-        return "None" if n in eager else repr(fixed[n]) if n in fixed else n
-
-    call = ", ".join(inner(p.name) if p.kind != "kwonly" else f"{p.name}={inner(p.name)}" for p in sig.params)
     full_call = ", ".join(p.name if p.kind != "kwonly" else f"{p.name}={p.name}" for p in sig.params)
     mut = "(" + ", ".join(f'"{x}"' for x in mutates) + ("," if len(mutates) == 1 else "") + ")"
-    lines = [f'@torch.library.custom_op("{ns}::{op_name}", mutates_args={mut})',
-             f"def {op}({', '.join(op_params)}) -> {ret_type}:",
-             f"    # the public API `{qual}`, opaque to torch.compile (compile-lint op boundary)"]
-    lines += [f"    {x}" for x in recombine]
-    lines += [f"    {'return ' if ret_type != 'None' else ''}{impl}({call})",
-              "", "",
-              f"@{op}.register_fake",
-              f"def {fake}({plain_op}):"]
-    lines += [f"    {x}" for x in (recombine if fake_body != ["return None"] else [])]
-    lines += [f"    {x}" for x in fake_body]
+    if not variants:
+        variants = [_Variant("", ret_type, fake_body, fixed)]
+    lines, public, op_calls = [], [], []
+    for i, v in enumerate(variants):
+        suffix = "" if i == 0 else "_" + "_".join(re.sub(r"\W", "_", f"{k}_{x}").lower() for k, x in v.fixed.items())
+        v_op, v_fake = f"{op}{suffix}", f"{fake}{suffix}" if not suffix else f"{op}{suffix}_fake"
+
+        def inner(n, v=v):
+            return "None" if n in eager else repr(v.fixed[n]) if n in v.fixed else n
+
+        call = ", ".join(inner(p.name) if p.kind != "kwonly" else f"{p.name}={inner(p.name)}" for p in sig.params)
+        if lines:
+            lines += ["", ""]
+        lines += [f'@torch.library.custom_op("{ns}::{op_name}{suffix}", mutates_args={mut})',
+                  f"def {v_op}({', '.join(op_params)}) -> {v.ret_type}:",
+                  f"    # the public API `{qual}`, opaque to torch.compile (compile-lint op boundary)"]
+        lines += [f"    {x}" for x in recombine]
+        lines += [f"    {'return ' if v.ret_type != 'None' else ''}{impl}({call})",
+                  "", "",
+                  f"@{v_op}.register_fake",
+                  f"def {v_fake}({plain_op}):"]
+        lines += [f"    {x}" for x in (recombine if v.fake_body != ["return None"] else [])]
+        lines += [f"    {x}" for x in v.fake_body]
+        op_calls.append(f"{v_op}({', '.join(op_args)})")
     for hc in helpers:
         lines += ["", "", hc]
-    public = []
     if eager:
         public += [f"if {' or '.join(f'{e} is not None' for e in eager)}:",
                    f"    # {', '.join(f'`{e}`' for e in eager)}: no op schema type; run the original body",
                    f"    return {impl}({full_call})"]
+    for v, v_call in list(zip(variants, op_calls))[1:]:
+        public += [f"if {' and '.join(_is(k, x, True) for k, x in v.fixed.items())}:",
+                   f"    return {v_call}"]
     if fixed:
-        public += [f"if {' or '.join(f'{k} is not {v!r}' if v is None or isinstance(v, bool) else f'{k} != {v!r}' for k, v in fixed.items())}:",
-                   f"    # the op covers {', '.join(f'`{k}={v!r}`' for k, v in fixed.items())} (the configured fake's "
-                   f"`when`); run the original body",
+        covered = " or ".join(", ".join(f"`{k}={x!r}`" for k, x in v.fixed.items()) for v in variants)
+        public += [f"if {' or '.join(_is(k, x, False) for k, x in fixed.items())}:",
+                   f"    # the op{'s cover' if len(variants) > 1 else ' covers'} {covered} (the configured "
+                   f"fake's `when`); run the original body",
                    f"    return {impl}({full_call})"]
     for o, alloc in outs or ():
         public += [f"if {o} is None:", f"    {o} = {alloc}"]
-    op_call = f"{op}({', '.join(op_args)})"
+    op_call = op_calls[0]
     if outs:
         public += [op_call, "return " + ", ".join(o for o, _ in outs)]
     elif ret_type == "None":
@@ -380,6 +394,53 @@ def build(ctx, payload):
     reason = ("every caller of the library gets the op: arguments are checked against the schema, autograd through "
               "the body is cut, and the fake asserts the shapes the library's code allocates")
     return FixPlan(FIXER, UNSAFE, path, fn.lineno, desc, reason, edits, key=(ID, path, qual))
+
+
+@dataclass
+class _Variant:
+    """One configured fake: the op that covers the calls whose `when` parameters hold these constants."""
+    conf: str
+    ret_type: str
+    fake_body: list
+    fixed: dict
+
+
+def _is(name: str, value, equal: bool) -> str:
+    if value is None or isinstance(value, bool):
+        return f"{name} is {value!r}" if equal else f"{name} is not {value!r}"
+    return f"{name} == {value!r}" if equal else f"{name} != {value!r}"
+
+
+def _default_is(sig, name: str, value) -> bool:
+    p = sig.get(name)
+    return (p is not None and isinstance(p.default, ast.Constant) and p.default.value == value
+            and type(p.default.value) is type(value))
+
+
+def _configured_variant(sig, types: dict, eager: list, fn, entry: str):
+    """A configured fake (``TARGET [-> RET] [when NAME=CONST, ...]``) -> a _Variant, or why not."""
+    conf, asserted_ret, when = _parse_fake(entry)
+    if isinstance(when, str):
+        return when
+    for name, value in when.items():
+        p = sig.get(name)
+        if p is None or p.kind == "posonly" or name not in types or not isinstance(p.default, ast.Constant) \
+                or type(p.default.value) is not type(value):
+            return (f"the configured fake's `when {name}={value!r}` names no parameter with a constant default of "
+                    f"that type")
+    ret_type = asserted_ret or libsrc.schema_type(fn.returns)
+    if conf.startswith("same-as:"):
+        arg = conf.split(":", 1)[1].strip()
+        if types.get(arg) != "torch.Tensor" or arg in when:
+            return f"the configured fake `{conf}` names no tensor argument"
+        return _Variant(conf, "torch.Tensor", [f"return torch.empty_like({arg})"], when)
+    if ":" in conf and ret_type not in (None, "None"):
+        module_, _, func = conf.partition(":")
+        args = ", ".join(repr(when[p.name]) if p.name in when else p.name for p in sig.params if p.name not in eager)
+        return _Variant(conf, ret_type, [f"from {module_} import {func} as _configured_fake",
+                                         f"return _configured_fake({args})"], when)
+    return (f"the configured fake `{conf}` needs `same-as:<arg>`, or `module:function` with a return annotation the "
+            f"op schema can express")
 
 
 def _parse_fake(value: str):

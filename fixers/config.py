@@ -14,6 +14,9 @@
     # a return annotation no schema takes (a flag picks a tensor or a pair): assert the op's return, and make the
     # op cover the calls that leave the flag at its default (another value runs the original body)
     "mylib.sampling.sample" = "mypkg.fakes:sample_fake -> torch.Tensor when return_valid=False"
+    # one fake per value of the flag: one op each, the public function picks by the flag (every call is an op)
+    "mylib.attention.decode" = ["same-as:q when return_lse=False",
+                                "mypkg.fakes:decode_lse -> tuple[torch.Tensor, torch.Tensor] when return_lse=True"]
 
 Command-line options win over the file.
 """
@@ -74,7 +77,8 @@ def options_from_config(start, base: Optional[FixOptions] = None) -> FixOptions:
         base.withdrawn = merged
     fakes = cfg.get("fakes") or {}
     if isinstance(fakes, dict):
-        merged = {str(k): str(v) for k, v in fakes.items()}
+        # a list: one fake per `when` (an API whose flag chooses the output's shape: one op each)
+        merged = {str(k): [str(x) for x in v] if isinstance(v, list) else str(v) for k, v in fakes.items()}
         merged.update(base.fakes)
         base.fakes = merged
     return base

@@ -53,6 +53,23 @@ class CannotDerive(Exception):
     pass
 
 
+# torch's dtype attributes (torch 2.13): a default `torch.bfloat16` is as constant as `1e-6`
+TORCH_DTYPES = frozenset({
+    "float32", "float", "float64", "double", "float16", "half", "bfloat16", "complex32", "chalf", "complex64",
+    "cfloat", "complex128", "cdouble", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "short", "int32",
+    "int", "int64", "long", "bool", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+    "float8_e8m0fnu", "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits8", "bits16",
+})
+
+
+def _is_torch_dtype(expr, module) -> bool:
+    """``torch.<dtype>`` where ``torch`` is the module's own ``import torch`` (not a local rebinding)."""
+    if not (isinstance(expr, ast.Attribute) and expr.attr in TORCH_DTYPES and isinstance(expr.value, ast.Name)):
+        return False
+    bindings = module.bindings.get(expr.value.id, ()) if module is not None else ()
+    return bool(bindings) and all(b.kind == "import" and tuple(b.value) == ("torch", None) for b in bindings)
+
+
 @dataclass
 class Helper:
     fid: str
@@ -265,6 +282,8 @@ class Deriver:
     def _module_const(self, mod: str, expr) -> Optional[str]:
         from compile_lint.values import Const
 
+        if _is_torch_dtype(expr, self.ctx.program.module(mod)):
+            return ast.unparse(expr)  # `out_dtype=torch.int32`: a constant the fake's module can spell
         if isinstance(expr, ast.Name):
             vals = self.ctx.program.resolve_global(mod, expr.id)
             if len(vals) == 1 and isinstance(next(iter(vals)), Const):

@@ -29,6 +29,7 @@ class FixOptions:
     op_namespace: str = "compile_lint"  # torch.library namespace of generated ops (--op-namespace)
     hoist_to: str = "import"  # "import" (module global) or "init" (attribute set in the owning __init__)
     fakes: dict = field(default_factory=dict)  # callee ("pkg.mod.fn" or "fn") -> "same-as:<arg>" | "module:function"
+    # (or a list of them with `when`: one op per flag value; fixers/api_op.py)
     only: tuple = ()  # restrict to these fixer ids
     max_rounds: int = 4  # fix -> re-scan rounds (a fix can uncover a call site the first scan merged away)
     # a --fix-in plan is written only if the fixed package imports as the original does (fixers/verify.py)

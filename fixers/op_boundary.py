@@ -581,7 +581,8 @@ def _configured_fake(ctx, ref, mod, qual, fn):
     fakes = ctx.options.fakes or {}
     for key in (f"{mod}.{qual}", ref.callee_code, fn.name, f"{mod}:{qual}"):
         if key in fakes:
-            v = fakes[key].strip()
+            v = fakes[key] if isinstance(fakes[key], str) else fakes[key][0]  # a caller's op: the first fake
+            v = v.strip()
             if v.startswith("same-as:"):
                 return "same-as", v.split(":", 1)[1].strip()
             if ":" in v:

@@ -239,8 +239,11 @@ def _fix_table(path, v: object, cfg: Config) -> None:
         cfg.fix_in = cfg.fix_in or _str_list(path, "fix.fix-in", v["fix-in"])
     if "fakes" in v:
         fakes = v["fakes"]
-        if not isinstance(fakes, dict) or not all(isinstance(x, str) for x in fakes.values()):
-            _err(path, "fix.fakes", 'expected a table of "callee" = "same-as:<arg>" | "module:function"')
+        if not isinstance(fakes, dict) or not all(
+                isinstance(x, str) or (isinstance(x, list) and x and all(isinstance(y, str) for y in x))
+                for x in fakes.values()):
+            _err(path, "fix.fakes", 'expected a table of "callee" = "same-as:<arg>" | "module:function" '
+                                    '(or a list of them, one per `when`)')
 
 
 def parse_config(table: dict, path: Path, where: str = "[tool.compile-lint]") -> Config:

@@ -69,6 +69,14 @@ def test_a_flag_chosen_return_needs_the_configured_when(tmp_path):
     assert any("names no parameter whose default is that constant" in r for r in _why(wrong, "apilib2.sample.pick"))
 
 
+def test_a_torch_dtype_default_is_a_constant_for_the_fake(tmp_path):
+    """FlashInfer's `top_k` was refused: `the default of out_dtype (torch.int32) is not a constant`."""
+    planning = plan_all(scan(_opts(_place(tmp_path))), FixOptions(fix_in=("apilib2",), unsafe=True))
+    assert "ranks" in _made(planning), _why(planning, "apilib2.sample.ranks")
+    plan = next(p for p in planning.plans if "apilib2.sample.ranks`" in p.description)
+    assert "out_dtype=torch.int32" in "".join(str(getattr(e, "op_code", "")) + str(e) for e in plan.edits)
+
+
 def test_parse_fake():
     assert _parse_fake(FAKE) == ("apilib2.fakes:pick_fake", "torch.Tensor", {"return_valid": False})
     assert _parse_fake("same-as:x") == ("same-as:x", None, {})
@@ -79,10 +87,10 @@ def test_parse_fake():
 
 PROBE = textwrap.dedent('''
     import json, sys, torch
-    from apilib2 import count, pick
+    from apilib2 import count, pick, ranks
     torch.manual_seed(0)
     x = torch.randn(6, 8)
-    rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist()}
+    rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist(), "ranks": ranks(x, 3).tolist()}
     v = pick(x, 2.0, return_valid=True)
     rec["pick_valid"] = [t.tolist() for t in v]
     rec["pick_extra"] = pick(x, 2.0, extra=(x, x)).tolist()
@@ -99,6 +107,17 @@ PROBE = textwrap.dedent('''
             rec[f"pick_c_{be if isinstance(be, str) else 'graph'}"] = torch.compile(
                 lambda x: pick(x, 2.0), fullgraph=True, backend=be)(x).tolist()
         rec["graphs"] = graphs
+        torch._dynamo.reset()
+        rec["ranks_c"] = torch.compile(lambda x: ranks(x, 3), fullgraph=True, backend="aot_eager")(x).tolist()
+    if sys.argv[1] == "variants":  # pick(return_valid=True) is an op of its own
+        ops = []
+        def backend(gm, inputs):
+            ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+            return gm.forward
+        torch._dynamo.reset()
+        out = torch.compile(lambda x: pick(x, 2.0, return_valid=True), fullgraph=True, backend=backend)(x)
+        rec["pick_valid_c"] = [t.tolist() for t in out]
+        rec["ops"] = ops
     print(json.dumps(rec))
 ''')
 
@@ -126,8 +145,46 @@ def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
     assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False, None)" in text, text
     a, b = _run("orig", orig.parent, tmp_path), _run("fixed", pkg.parent, tmp_path)
     assert "extra: Optional[tuple" not in text.split("def _pick_op(", 1)[1].split(")", 1)[0], text
-    for k in ("count", "pick", "pick_valid", "pick_extra"):
+    for k in ("count", "pick", "pick_valid", "pick_extra", "ranks"):
         assert a[k] == b[k], k
+    assert b["ranks_c"] == a["ranks"]  # the fake allocates with the default dtype, torch.int32
     assert b["count_c_aot_eager"] == a["count"] and b["count_c_graph"] == a["count"]
     assert b["pick_c_aot_eager"] == a["pick"] and b["pick_c_graph"] == a["pick"]
     assert len(b["graphs"]) == 2 and "apilib2_cl" in b["graphs"][0] and "apilib2_cl" in b["graphs"][1], b["graphs"]
+
+
+FAKES = ["apilib2.fakes:pick_fake -> torch.Tensor when return_valid=False",
+         "apilib2.fakes:pick_valid_fake -> tuple[torch.Tensor, torch.Tensor] when return_valid=True"]
+
+
+def test_configured_fakes_must_agree_and_cover_the_defaults(tmp_path):
+    result = scan(_opts(_place(tmp_path)))
+    only_true = plan_all(result, FixOptions(fix_in=("apilib2",), unsafe=True, fakes={"apilib2.sample.pick": FAKES[1:]}))
+    assert "pick" not in _made(only_true)
+    assert any("one fake must cover the defaults" in r for r in _why(only_true, "apilib2.sample.pick"))
+    twice = plan_all(result, FixOptions(fix_in=("apilib2",), unsafe=True,
+                                        fakes={"apilib2.sample.pick": [FAKES[0], FAKES[0]]}))
+    assert any("cover the same `when`" in r for r in _why(twice, "apilib2.sample.pick"))
+
+
+@pytest.mark.slow
+def test_one_op_per_configured_when_and_every_call_compiles(tmp_path):
+    """`return_valid=True` (a pair) gets its own op: before, the call ran the original body under the trace."""
+    orig = _place(tmp_path / "orig")
+    pkg = _place(tmp_path / "fixed")
+    report = fix(_opts(pkg), FixOptions(fix_in=("apilib2",), unsafe=True, op_namespace="apilib2_cl",
+                                        fakes={"apilib2.sample.pick": FAKES}))
+    text = (pkg / "sample.py").read_text()
+    assert "def _pick_op_return_valid_true(" in text, [p.summary() for p in report.applied]
+    assert 'custom_op("apilib2_cl::pick_return_valid_true"' in text, text
+    a, b = _run("orig", orig.parent, tmp_path), _run("variants", pkg.parent, tmp_path)
+    for k in ("count", "pick", "pick_valid", "pick_extra"):
+        assert a[k] == b[k], k
+    assert b["pick_valid_c"] == a["pick_valid"]
+    assert "apilib2_cl.pick_return_valid_true.default" in b["ops"], b["ops"]
+    rescan = scan(_opts(pkg))
+    pick = [f for f in rescan.findings if "pick" in f.region.qualname and f.severity in ("error", "warning")]
+    assert pick
+    # what stays on the traced path is the `extra` pair's original body, named by its condition
+    assert all(f.severity == "warning" and any("extra" in c.text for c in f.conditions) for f in pick), \
+        [(f.severity, [c.text for c in f.conditions]) for f in pick]
