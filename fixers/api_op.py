@@ -171,6 +171,24 @@ def _union(ann) -> Optional[tuple]:
     return (other, optional) if other in ("int", "float", "bool") else None
 
 
+def _int_enum(ctx, mod: str, ann) -> Optional[str]:
+    """``sfLayout: SfLayout``, an ``enum.IntEnum`` bound unconditionally at the module's top level -> its name
+    there: the op schema takes the member's int, the op (and the fake) turn it back into the member."""
+    from compile_lint.values import Class
+
+    if not isinstance(ann, ast.Name):
+        return None
+    m = ctx.program.module(mod)
+    bindings = m.bindings.get(ann.id, ()) if m is not None else ()
+    if not bindings or any(b.guards for b in bindings):
+        return None  # absent at run time (`if TYPE_CHECKING:`) or bound only under a condition
+    vals = ctx.program.resolve_global(mod, ann.id)
+    if len(vals) != 1 or not isinstance(next(iter(vals)), Class):
+        return None
+    mro = ctx.program.mro(next(iter(vals)).id)
+    return ann.id if any(x in ("enum.IntEnum", "enum.IntFlag") for x in mro) else None
+
+
 def _eager_only(p: libsrc.Param) -> bool:
     """A Python-object parameter that defaults to None (``generator``, a config object): the op covers the calls
     that leave it None; a call that passes one runs the original body, as before the fix."""
@@ -209,6 +227,7 @@ def build(ctx, payload):
         return refuse(f"it takes *{sig.vararg or ''}/**{sig.kwarg or ''}, which an op schema cannot express")
     types, unions, eager, fixed = {}, {}, [], {}
     variants: list = []  # configured fakes, one op each: the first covers the defaults
+    enums: dict = {}  # IntEnum parameters: the op takes the int, the body gets the member back
     for p in sig.params:
         t = op_type(p)
         if t is not None:
@@ -217,6 +236,10 @@ def build(ctx, payload):
         u = _union(p.annotation)
         if u is not None:
             unions[p.name] = u[0]
+            continue
+        e = _int_enum(ctx, mod, p.annotation)
+        if e is not None:
+            enums[p.name] = e
             continue
         if _eager_only(p):
             eager.append(p.name)
@@ -240,7 +263,8 @@ def build(ctx, payload):
         mutated = tuple(x for x in d.mutated(fid) if x in tensor_params)
     except CannotDerive:
         mutated = tuple(tensor_params)
-    outs = _out_pattern(fn, sig, {**types, **{u: "union" for u in unions}, **{e: "object" for e in eager}})
+    outs = _out_pattern(fn, sig, {**types, **{u: "union" for u in unions}, **{e: "object" for e in eager},
+                                  **{e: "int" for e in enums}})
     helpers, fake_imports = [], set()
     if isinstance(outs, str):
         return refuse(outs)
@@ -315,6 +339,10 @@ def build(ctx, payload):
         if p.name in types:
             op_params.append(f"{p.name}: {types[p.name]}")
             op_args.append(p.name)
+        elif p.name in enums:
+            op_params.append(f"{p.name}: int")
+            op_args.append(f"int({p.name})")
+            recombine.append(f"{p.name} = {enums[p.name]}({p.name})")
         elif p.name in unions:
             t, v = f"{p.name}_tensor", f"{p.name}_value"
             op_params += [f"{t}: Optional[torch.Tensor]", f"{v}: Optional[{unions[p.name]}]"]
@@ -388,6 +416,8 @@ def build(ctx, payload):
             f"included), which the op calls; Dynamo records one opaque node ({shape})")
     if unions:
         desc += "; " + ", ".join(f"`{u}`" for u in unions) + " (a tensor or a number) passed as two optional arguments"
+    if enums:
+        desc += "; " + ", ".join(f"`{e}`" for e in enums) + " (an IntEnum) passed as its int and rebuilt in the op"
     if eager:
         desc += ("; a call that passes " + " or ".join(f"`{e}`" for e in eager) +
                  " (a Python object, no schema type) runs the original body, untraced as before")

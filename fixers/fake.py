@@ -62,6 +62,30 @@ TORCH_DTYPES = frozenset({
 })
 
 
+def int_enum_member(prog, mod: str, node) -> Optional[int]:
+    """``SfLayout.layout_128x4`` of a global ``enum.IntEnum`` -> its int: an IntEnum member equals its int, so the
+    fake compares and indexes the same without importing the class into the op's module."""
+    from compile_lint.program.scope import Scope
+    from compile_lint.values import Class, Const
+
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return None
+    vals = prog.resolve_global(mod, node.value.id)
+    if len(vals) != 1 or not isinstance(next(iter(vals)), Class):
+        return None
+    cid = next(iter(vals)).id
+    if not any(x in ("enum.IntEnum", "enum.IntFlag") for x in prog.mro(cid)):
+        return None
+    c = prog.klass(cid)
+    exprs = c.class_attrs.get(node.attr, ()) if c is not None else ()
+    if len(exprs) != 1:
+        return None
+    got = prog.eval(exprs[0], Scope(cid.split(":", 1)[0]))
+    if len(got) == 1 and isinstance(next(iter(got)), Const) and type(next(iter(got)).value) is int:
+        return next(iter(got)).value
+    return None
+
+
 def _is_torch_dtype(expr, module) -> bool:
     """``torch.<dtype>`` where ``torch`` is the module's own ``import torch`` (not a local rebinding)."""
     if not (isinstance(expr, ast.Attribute) and expr.attr in TORCH_DTYPES and isinstance(expr.value, ast.Name)):
@@ -284,6 +308,9 @@ class Deriver:
 
         if _is_torch_dtype(expr, self.ctx.program.module(mod)):
             return ast.unparse(expr)  # `out_dtype=torch.int32`: a constant the fake's module can spell
+        member = int_enum_member(self.ctx.program, mod, expr)
+        if member is not None:
+            return repr(member)  # `layout=Layout.ROW`: the op hands the fake the member's int
         if isinstance(expr, ast.Name):
             vals = self.ctx.program.resolve_global(mod, expr.id)
             if len(vals) == 1 and isinstance(next(iter(vals)), Const):
@@ -527,6 +554,13 @@ class _SliceState:
             def visit_Lambda(self, node):
                 raise CannotDerive("the output depends on a lambda")
 
+            def visit_Attribute(self, node):
+                member = state._int_enum_member(node) if isinstance(node.ctx, ast.Load) else None
+                if member is not None:
+                    return ast.Constant(member)
+                self.generic_visit(node)
+                return node
+
             def visit_Name(self, node):
                 if not isinstance(node.ctx, ast.Load):
                     return node
@@ -560,6 +594,11 @@ class _SliceState:
         call = ast.Call(func=ast.Name(id=h.name, ctx=ast.Load()), args=new_args, keywords=new_kw)
         self.helper_rets[id(call)] = h
         return call
+
+    def _int_enum_member(self, node: ast.Attribute) -> Optional[int]:
+        if isinstance(node.value, ast.Name) and node.value.id in self.locals:
+            return None
+        return int_enum_member(self.d.ctx.program, self.mod, node)
 
     def _name(self, node: ast.Name, needed: set):
         from compile_lint.values import Const, External, Module

@@ -77,6 +77,13 @@ def test_a_torch_dtype_default_is_a_constant_for_the_fake(tmp_path):
     assert "out_dtype=torch.int32" in "".join(str(getattr(e, "op_code", "")) + str(e) for e in plan.edits)
 
 
+def test_an_int_enum_parameter_crosses_the_op_as_its_int(tmp_path):
+    """FlashInfer's `mxfp4_quantize` was refused: `sfLayout (SfLayout) is a Python object an op schema cannot
+    express`."""
+    planning = plan_all(scan(_opts(_place(tmp_path))), FixOptions(fix_in=("apilib2",), unsafe=True))
+    assert "arrange" in _made(planning), _why(planning, "apilib2.sample.arrange")
+
+
 def test_parse_fake():
     assert _parse_fake(FAKE) == ("apilib2.fakes:pick_fake", "torch.Tensor", {"return_valid": False})
     assert _parse_fake("same-as:x") == ("same-as:x", None, {})
@@ -87,10 +94,11 @@ def test_parse_fake():
 
 PROBE = textwrap.dedent('''
     import json, sys, torch
-    from apilib2 import count, pick, ranks
+    from apilib2 import Layout, arrange, count, pick, ranks
     torch.manual_seed(0)
     x = torch.randn(6, 8)
-    rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist(), "ranks": ranks(x, 3).tolist()}
+    rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist(), "ranks": ranks(x, 3).tolist(),
+           "arrange": [arrange(x).tolist(), arrange(x, Layout.COL).tolist()]}
     v = pick(x, 2.0, return_valid=True)
     rec["pick_valid"] = [t.tolist() for t in v]
     rec["pick_extra"] = pick(x, 2.0, extra=(x, x)).tolist()
@@ -109,6 +117,9 @@ PROBE = textwrap.dedent('''
         rec["graphs"] = graphs
         torch._dynamo.reset()
         rec["ranks_c"] = torch.compile(lambda x: ranks(x, 3), fullgraph=True, backend="aot_eager")(x).tolist()
+        torch._dynamo.reset()
+        rec["arrange_c"] = [torch.compile(lambda x: arrange(x, lay), fullgraph=True, backend="aot_eager")(x).tolist()
+                            for lay in (Layout.ROW, Layout.COL)]
     if sys.argv[1] == "variants":  # pick(return_valid=True) is an op of its own
         ops = []
         def backend(gm, inputs):
@@ -145,9 +156,11 @@ def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
     assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False, None)" in text, text
     a, b = _run("orig", orig.parent, tmp_path), _run("fixed", pkg.parent, tmp_path)
     assert "extra: Optional[tuple" not in text.split("def _pick_op(", 1)[1].split(")", 1)[0], text
-    for k in ("count", "pick", "pick_valid", "pick_extra", "ranks"):
+    for k in ("count", "pick", "pick_valid", "pick_extra", "ranks", "arrange"):
         assert a[k] == b[k], k
     assert b["ranks_c"] == a["ranks"]  # the fake allocates with the default dtype, torch.int32
+    assert b["arrange_c"] == a["arrange"]  # the IntEnum crosses the op as its int; the fake compares it as before
+    assert "layout: int" in text.split("def _arrange_op(", 1)[1].split(")", 1)[0], text
     assert b["count_c_aot_eager"] == a["count"] and b["count_c_graph"] == a["count"]
     assert b["pick_c_aot_eager"] == a["pick"] and b["pick_c_graph"] == a["pick"]
     assert len(b["graphs"]) == 2 and "apilib2_cl" in b["graphs"][0] and "apilib2_cl" in b["graphs"][1], b["graphs"]

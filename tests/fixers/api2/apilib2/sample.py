@@ -1,5 +1,6 @@
 """Public APIs shaped like FlashInfer 0.7.2's sampling: a flag chooses a tensor or a pair, a helper returns its
 arguments (FlashInfer's `_validate_and_convert_seed_offset`)."""
+import enum
 from typing import Optional, Tuple, Union
 
 import torch
@@ -34,4 +35,20 @@ def ranks(x: torch.Tensor, k: int, out_dtype: torch.dtype = torch.int32) -> torc
     """The output's dtype defaults to a torch dtype (FlashInfer's `topk_clusters_exact(out_dtype=torch.int32)`)."""
     out = torch.empty(x.shape[0], k, dtype=out_dtype, device=x.device)
     get_module().scale(out, x[:, :k] * 4, 1.0)
+    return out
+
+
+class Layout(enum.IntEnum):
+    ROW = 0
+    COL = 1
+
+
+def arrange(x: torch.Tensor, layout: Layout = Layout.ROW) -> torch.Tensor:
+    """An IntEnum parameter (FlashInfer's `mxfp4_quantize(sfLayout: SfLayout = SfLayout.layout_128x4)`): no schema
+    type; the member's int is."""
+    if layout == Layout.COL:
+        out = torch.empty(x.shape[1], x.shape[0], dtype=x.dtype, device=x.device)
+    else:
+        out = torch.empty_like(x)
+    get_module().scale(out, x.t() if layout == Layout.COL else x, 1.0)
     return out
