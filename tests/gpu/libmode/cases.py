@@ -550,3 +550,17 @@ sem = torch.zeros(8 * 1024 * 1024, dtype=torch.uint8, device=dev)
 args = (q, kc, vc, out)
 def f(q, kc, vc, out): xqa(q, kc, vc, page_table, seq_lens, out, ws, sem, KVH, P); return out
 """)
+
+# ==== round 5 (2026-12-03): the return_lse=True calls, an op of their own since r5 ====
+case3("single_decode_with_kv_cache[return_lse]", "flashinfer.decode.single_decode_with_kv_cache", "decode", r"""
+q = torch.randn(32, 128, device=dev, dtype=torch.float16)
+k = torch.randn(256, 8, 128, device=dev, dtype=torch.float16); v = torch.randn(256, 8, 128, device=dev, dtype=torch.float16)
+args = (q, k, v)
+def f(q, k, v): return flashinfer.single_decode_with_kv_cache(q, k, v, return_lse=True)
+""")
+case3("single_prefill_with_kv_cache[return_lse]", "flashinfer.prefill.single_prefill_with_kv_cache", "prefill", r"""
+q = torch.randn(64, 32, 128, device=dev, dtype=torch.float16)
+k = torch.randn(256, 8, 128, device=dev, dtype=torch.float16); v = torch.randn(256, 8, 128, device=dev, dtype=torch.float16)
+args = (q, k, v)
+def f(q, k, v): return flashinfer.single_prefill_with_kv_cache(q, k, v, causal=True, backend="fa2", return_lse=True)
+""")
