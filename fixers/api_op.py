@@ -382,10 +382,18 @@ def build(ctx, payload):
         public += [f"if {' or '.join(f'{e} is not None' for e in eager)}:",
                    f"    # {', '.join(f'`{e}`' for e in eager)}: no op schema type; run the original body",
                    f"    return {impl}({full_call})"]
+    # a bool flag whose True and False both have an op: the flag's truth picks one, as the body's `if flag:` did,
+    # and no call is left to the original body
+    flag_covered = len(fixed) == 1 and len(variants) == 2 and sorted(
+        (type(x) is bool, x) for v in variants for x in v.fixed.values()) == [(True, False), (True, True)]
     for v, v_call in list(zip(variants, op_calls))[1:]:
-        public += [f"if {' and '.join(_is(k, x, True) for k, x in v.fixed.items())}:",
-                   f"    return {v_call}"]
-    if fixed:
+        if flag_covered:
+            (k, x), = v.fixed.items()
+            public += [f"if {'' if x else 'not '}{k}:", f"    return {v_call}"]
+        else:
+            public += [f"if {' and '.join(_is(k, x, True) for k, x in v.fixed.items())}:",
+                       f"    return {v_call}"]
+    if fixed and not flag_covered:
         covered = " or ".join(", ".join(f"`{k}={x!r}`" for k, x in v.fixed.items()) for v in variants)
         public += [f"if {' or '.join(_is(k, x, False) for k, x in fixed.items())}:",
                    f"    # the op{'s cover' if len(variants) > 1 else ' covers'} {covered} (the configured "

@@ -190,6 +190,10 @@ def test_one_op_per_configured_when_and_every_call_compiles(tmp_path):
     text = (pkg / "sample.py").read_text()
     assert "def _pick_op_return_valid_true(" in text, [p.summary() for p in report.applied]
     assert 'custom_op("apilib2_cl::pick_return_valid_true"' in text, text
+    # True and False both have an op: the flag's truth picks one, nothing is left to the original body
+    public = text.split("\ndef pick(", 1)[1]
+    assert "    if return_valid:\n        return _pick_op_return_valid_true(" in public, public
+    assert "return _pick_unwrapped(x, factor, return_valid, extra)" not in public.split("if return_valid:")[1], public
     a, b = _run("orig", orig.parent, tmp_path), _run("variants", pkg.parent, tmp_path)
     for k in ("count", "pick", "pick_valid", "pick_extra"):
         assert a[k] == b[k], k

@@ -25,11 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from realworld.pypi_fixtures import fetch  # noqa: E402  (tests/ on the path)
 
 
-def _verdicts(result) -> dict:
+def _verdicts(result, conditions: bool = False) -> dict:
+    """{api: [status, first hazard "RULE path:line"]}, or with ``conditions`` [status, its conditions' texts]."""
     out = {}
     for v in verdicts(result):
         fh = v.first_hazard
-        out[v.api] = [v.status, f"{fh.rule} {fh.path.split('site/', 1)[-1]}:{fh.line}" if fh else None]
+        if conditions:
+            out[v.api] = [v.status, [c.text for c in fh.conditions] if fh else []]
+        else:
+            out[v.api] = [v.status, f"{fh.rule} {fh.path.split('site/', 1)[-1]}:{fh.line}" if fh else None]
     return out
 
 
@@ -53,7 +57,7 @@ def main(argv) -> int:
     report = fix(so, fo, result=before_result)
     print(f"fix + re-scan {time.time() - t0:.0f} s", flush=True)
     after_result = report.result if report.result is not None else scan(so)
-    after = _verdicts(after_result)
+    after = _verdicts(after_result, conditions=True)
     apis = []
     for p in report.applied:
         if "the public API `" in p.description:
