@@ -171,6 +171,50 @@ def _union(ann) -> Optional[tuple]:
     return (other, optional) if other in ("int", "float", "bool") else None
 
 
+def _tensor_tuple(p: libsrc.Param) -> Optional[tuple]:
+    """A fixed-size tuple of tensors -> ("optional", n) for ``Optional[Tuple[Tensor, ...]] = None`` (FlashInfer's
+    ``kv_cache_sf``), ("union", n) for ``Union[Tensor, Tuple[Tensor, ...]]`` (``paged_kv_cache``: one tensor or the
+    (k, v) pair); None otherwise.  No schema takes a tuple; n optional tensors carry it across the op."""
+    ann = p.annotation
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    members: list = []
+
+    def collect(a):
+        if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
+            return collect(a.left) and collect(a.right)
+        if isinstance(a, ast.Subscript) and libsrc._dotted(a.value).rsplit(".", 1)[-1] in ("Union", "Optional"):
+            if libsrc._dotted(a.value).rsplit(".", 1)[-1] == "Optional":
+                members.append(ast.Constant(None))
+            return all(collect(x) for x in (a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]))
+        members.append(a)
+        return True
+
+    def tensor_tuple(a) -> int:
+        if not (isinstance(a, ast.Subscript) and libsrc._dotted(a.value).rsplit(".", 1)[-1] in ("Tuple", "tuple")):
+            return 0
+        elts = a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]
+        if len(elts) < 2 or any(libsrc.schema_type(e) != "torch.Tensor" for e in elts):
+            return 0  # Tuple[Tensor, ...] has no fixed size
+        return len(elts)
+
+    if ann is None or not collect(ann):
+        return None
+    none = [m for m in members if isinstance(m, ast.Constant) and m.value is None]
+    tensors = [m for m in members if libsrc.schema_type(m) == "torch.Tensor"]
+    tuples = [tensor_tuple(m) for m in members if tensor_tuple(m)]
+    if len(tuples) != 1 or len(members) != len(none) + len(tensors) + 1:
+        return None
+    if none and not tensors and isinstance(p.default, ast.Constant) and p.default.value is None and len(none) == 1:
+        return ("optional", tuples[0])
+    if tensors and not none and len(tensors) == 1 and p.default is None:
+        return ("union", tuples[0])
+    return None
+
+
 def _int_enum(ctx, mod: str, ann) -> Optional[str]:
     """``sfLayout: SfLayout``, an ``enum.IntEnum`` bound unconditionally at the module's top level -> its name
     there: the op schema takes the member's int, the op (and the fake) turn it back into the member."""
@@ -228,6 +272,7 @@ def build(ctx, payload):
     types, unions, eager, fixed = {}, {}, [], {}
     variants: list = []  # configured fakes, one op each: the first covers the defaults
     enums: dict = {}  # IntEnum parameters: the op takes the int, the body gets the member back
+    tuples: dict = {}  # tuples of tensors: n optional tensors across the op, the tuple rebuilt inside
     for p in sig.params:
         t = op_type(p)
         if t is not None:
@@ -236,6 +281,10 @@ def build(ctx, payload):
         u = _union(p.annotation)
         if u is not None:
             unions[p.name] = u[0]
+            continue
+        tt = _tensor_tuple(p)
+        if tt is not None:
+            tuples[p.name] = tt
             continue
         e = _int_enum(ctx, mod, p.annotation)
         if e is not None:
@@ -248,7 +297,7 @@ def build(ctx, payload):
         return refuse(f"parameter `{p.name}` ({ann}) is a Python object an op schema cannot express, and it has no "
                       f"default None that the op could cover; the JIT load stays on the traced path (hoisting it "
                       f"to a first use outside the trace needs a caller outside the library)")
-    if not any(libsrc.is_tensor_type(t) for t in types.values()) and not unions:
+    if not any(libsrc.is_tensor_type(t) for t in types.values()) and not unions and not tuples:
         return refuse("it takes no tensor: an op needs at least one tensor argument")
     names = _top_names(tree)
     impl, op, fake = f"_{qual}_unwrapped", f"_{qual}_op", f"_{qual}_op_fake"
@@ -264,7 +313,7 @@ def build(ctx, payload):
     except CannotDerive:
         mutated = tuple(tensor_params)
     outs = _out_pattern(fn, sig, {**types, **{u: "union" for u in unions}, **{e: "object" for e in eager},
-                                  **{e: "int" for e in enums}})
+                                  **{e: "int" for e in enums}, **{t: "tuple" for t in tuples}})
     helpers, fake_imports = [], set()
     if isinstance(outs, str):
         return refuse(outs)
@@ -313,7 +362,7 @@ def build(ctx, payload):
         h = spec.entry
         mutates = tuple(x for x in h.mutated if x in tensor_params)
         if h.ret == "none":
-            if not mutates:
+            if not mutates and not tuples:
                 return refuse("it returns nothing and writes none of its tensor arguments")
             ret_type, fake_body = "None", ["return None"]
             shape = f"an in-place API: the op writes {', '.join(f'`{x}`' for x in mutates)}"
@@ -323,7 +372,7 @@ def build(ctx, payload):
             prefix = f"_{qual}"
             rename = {x.name: prefix + x.name for x in spec.helpers}
             helpers = [_rename(x.code, rename) for x in spec.helpers]
-            args = ", ".join(f"{p}={p}" for p in h.params if p in types or p in unions)
+            args = ", ".join(f"{p}={p}" for p in h.params if p in types or p in unions or p in tuples)
             fake_body = [f"return {rename[h.name]}({args})"]
             fake_imports = set(spec.imports)
             shape = ("an allocating API: the fake is its own allocation code "
@@ -332,6 +381,9 @@ def build(ctx, payload):
             why = h.ret[1] if isinstance(h.ret, tuple) and h.ret[0] == "bad" else f"it returns {h.ret}"
             return refuse(f"no sound fake: {why}")
 
+    # the tensors of a tuple argument: declared written (what the body does with the tuple is not followed;
+    # over-declaring is sound, a missing one is not)
+    mutates = tuple(mutates) + tuple(f"{t}_{i}" for t, (_, n) in tuples.items() for i in range(n))
     ns = ctx.options.op_namespace
     op_name = _op_name(ctx, ns, mod, qual)
     op_params, op_args, recombine = [], [], []
@@ -339,6 +391,17 @@ def build(ctx, payload):
         if p.name in types:
             op_params.append(f"{p.name}: {types[p.name]}")
             op_args.append(p.name)
+        elif p.name in tuples:
+            kind, n = tuples[p.name]
+            parts = [f"{p.name}_{i}" for i in range(n)]
+            op_params += [f"{x}: Optional[torch.Tensor]" for x in parts]
+            if kind == "optional":
+                op_args += [f"None if {p.name} is None else {p.name}[{i}]" for i in range(n)]
+                recombine.append(f"{p.name} = None if {parts[0]} is None else ({', '.join(parts)})")
+            else:
+                op_args += [f"{p.name} if isinstance({p.name}, torch.Tensor) else {p.name}[0]"]
+                op_args += [f"None if isinstance({p.name}, torch.Tensor) else {p.name}[{i}]" for i in range(1, n)]
+                recombine.append(f"{p.name} = {parts[0]} if {parts[1]} is None else ({', '.join(parts)})")
         elif p.name in enums:
             op_params.append(f"{p.name}: int")
             op_args.append(f"int({p.name})")
@@ -426,6 +489,8 @@ def build(ctx, payload):
         desc += "; " + ", ".join(f"`{u}`" for u in unions) + " (a tensor or a number) passed as two optional arguments"
     if enums:
         desc += "; " + ", ".join(f"`{e}`" for e in enums) + " (an IntEnum) passed as its int and rebuilt in the op"
+    if tuples:
+        desc += "; " + ", ".join(f"`{t}`" for t in tuples) + " (a tuple of tensors) passed as its tensors and rebuilt in the op"
     if eager:
         desc += ("; a call that passes " + " or ".join(f"`{e}`" for e in eager) +
                  " (a Python object, no schema type) runs the original body, untraced as before")

@@ -2,9 +2,9 @@
 import torch
 
 
-def pick_fake(x, factor, return_valid):  # `extra` (None in the op) is not passed
+def pick_fake(x, factor, return_valid, extra):
     return torch.empty_like(x)
 
 
-def pick_valid_fake(x, factor, return_valid):  # the pair `pick(..., return_valid=True)` returns
+def pick_valid_fake(x, factor, return_valid, extra):  # the pair `pick(..., return_valid=True)` returns
     return torch.empty_like(x), torch.empty_like(x, dtype=torch.bool)

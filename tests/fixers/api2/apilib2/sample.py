@@ -24,8 +24,8 @@ def pick(x: torch.Tensor, factor: float = 1.0, return_valid: bool = False,
          extra: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """The kernel allocates its output (no allocation to derive a fake from); `return_valid` adds a second one."""
     out = get_module().scale_copy(x, factor)
-    if extra is not None:  # a pair of tensors: no op input type (infer_schema rejects tuples); a call with one runs
-        out = out + extra[0] * extra[1]  # the original body
+    if extra is not None:  # a pair of tensors: no op input type (infer_schema rejects tuples); the op takes its
+        out = out + extra[0] * extra[1]  # two tensors and rebuilds the pair
     if return_valid:
         return out, out > 0
     return out
@@ -52,3 +52,12 @@ def arrange(x: torch.Tensor, layout: Layout = Layout.ROW) -> torch.Tensor:
         out = torch.empty_like(x)
     get_module().scale(out, x.t() if layout == Layout.COL else x, 1.0)
     return out
+
+
+def append(x: torch.Tensor, cache: Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]], scale: float = 1.0) -> None:
+    """One tensor or the (k, v) pair, written in place (FlashInfer's `append_paged_kv_cache(paged_kv_cache=...)`)."""
+    if isinstance(cache, torch.Tensor):
+        get_module().scale(cache, x, scale)
+    else:
+        get_module().scale(cache[0], x, scale)
+        get_module().scale(cache[1], x, 2 * scale)
