@@ -85,6 +85,10 @@ def main(argv) -> int:
         "after": {a: after.get(a, ["?", None]) for a in apis},
         "package_before": dict(Counter(v[0] for v in before.values())),
         "package_after": dict(Counter(v[0] for v in after.values())),
+        # public APIs not made ops whose verdict the fix changed: partials and aliases of a fixed API (the op is
+        # made at its target), and callers of one
+        "via_target": {a: [before[a], after[a]] for a in sorted(set(before) & set(after))
+                       if a not in apis and before[a][0] != after[a][0]},
         "refusals": refusals,
         "skipped": [[p.description[:200], why] for p, why in report.skipped],
     }
