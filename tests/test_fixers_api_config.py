@@ -167,13 +167,18 @@ def _run(mode: str, root: Path, tmp: Path) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow
-def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
+def _fixed_copy(tmp_path: Path, pick_fakes):
+    """An original and a fixed copy of apilib2 (pick's fakes configured): (orig, fixed, report, fixed sample.py)."""
     orig = _place(tmp_path / "orig")
     pkg = _place(tmp_path / "fixed")
     report = fix(_opts(pkg), FixOptions(fix_in=("apilib2",), unsafe=True, op_namespace="apilib2_cl",
-                                        fakes={"apilib2.sample.pick": FAKE}))
-    text = (pkg / "sample.py").read_text()
+                                        fakes={"apilib2.sample.pick": pick_fakes}))
+    return orig, pkg, report, (pkg / "sample.py").read_text()
+
+
+@pytest.mark.slow
+def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
+    orig, pkg, report, text = _fixed_copy(tmp_path, FAKE)
     assert "_pick_unwrapped" in text and "_count_unwrapped" in text, [p.summary() for p in report.applied]
     assert "if return_valid is not False:" in text and "_pick_unwrapped(x, factor, False, extra)" in text, text
     a, b = _run("orig", orig.parent, tmp_path), _run("fixed", pkg.parent, tmp_path)
@@ -208,11 +213,7 @@ def test_configured_fakes_must_agree_and_cover_the_defaults(tmp_path):
 @pytest.mark.slow
 def test_one_op_per_configured_when_and_every_call_compiles(tmp_path):
     """`return_valid=True` (a pair) gets its own op: before, the call ran the original body under the trace."""
-    orig = _place(tmp_path / "orig")
-    pkg = _place(tmp_path / "fixed")
-    report = fix(_opts(pkg), FixOptions(fix_in=("apilib2",), unsafe=True, op_namespace="apilib2_cl",
-                                        fakes={"apilib2.sample.pick": FAKES}))
-    text = (pkg / "sample.py").read_text()
+    orig, pkg, report, text = _fixed_copy(tmp_path, FAKES)
     assert "def _pick_op_return_valid_true(" in text, [p.summary() for p in report.applied]
     assert 'custom_op("apilib2_cl::pick_return_valid_true"' in text, text
     # True and False both have an op: the flag's truth picks one, nothing is left to the original body
