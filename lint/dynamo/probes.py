@@ -442,6 +442,14 @@ PROBES.update({
     "threading.get_ident": _p(_T, "threading.get_ident()"),
     "threading.current_thread": _p(_T, "threading.current_thread()"),
     "torch.Generator.get_state": _p("import torch\nG = torch.Generator()", "G.get_state()"),
+    # the rest of a generator's surface (FlashInfer's samplers take one: get_seed_and_offset reads and advances it)
+    "torch.Generator.set_state": _p("import torch\nG = torch.Generator()\nS = G.get_state()", "G.set_state(S)"),
+    "torch.Generator.initial_seed": _p("import torch\nG = torch.Generator()", "G.initial_seed()"),
+    "torch.Generator.seed": _p("import torch\nG = torch.Generator()", "G.seed()"),
+    "torch.Generator.manual_seed": _p("import torch\nG = torch.Generator()", "G.manual_seed(0)"),
+    "torch.Generator.get_offset": _p("import torch\nG = torch.Generator()", "G.get_offset()"),
+    "torch.Generator.set_offset": _p("import torch\nG = torch.Generator()", "G.set_offset(0)"),
+    "torch.Generator.clone_state": _p("import torch\nG = torch.Generator()", "G.clone_state()"),
     # CL119: Python's `if` on a tensor computed in the graph calls the tensor's __bool__
     "torch.Tensor.__bool__": _p("import torch", body="if x.abs().max() == 0:\n    x = x * 2"),
     "linecache.getline": _p("import linecache, json\nLF = json.__file__", "linecache.getline(LF, 1)"),
