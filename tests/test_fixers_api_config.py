@@ -94,6 +94,12 @@ def test_a_tuple_of_tensors_crosses_the_op_as_its_tensors(tmp_path):
     assert "(a tuple of tensors)" in plan.description
 
 
+def test_a_constant_imported_inside_the_function_is_a_constant_for_the_fake(tmp_path):
+    """FlashInfer's `mxfp4_quantize` was refused: `the output depends on the global SF_LAYOUT_128x4`."""
+    planning = plan_all(scan(_opts(_place(tmp_path))), FixOptions(fix_in=("apilib2",), unsafe=True))
+    assert "padded" in _made(planning), _why(planning, "apilib2.sample.padded")
+
+
 def test_parse_fake():
     assert _parse_fake(FAKE) == ("apilib2.fakes:pick_fake", "torch.Tensor", {"return_valid": False})
     assert _parse_fake("same-as:x") == ("same-as:x", None, {})
@@ -104,11 +110,11 @@ def test_parse_fake():
 
 PROBE = textwrap.dedent('''
     import json, sys, torch
-    from apilib2 import Layout, append, arrange, count, pick, ranks
+    from apilib2 import Layout, append, arrange, count, padded, pick, ranks
     torch.manual_seed(0)
     x = torch.randn(6, 8)
     rec = {"count": count(x, 2, 3).tolist(), "pick": pick(x, 2.0).tolist(), "ranks": ranks(x, 3).tolist(),
-           "arrange": [arrange(x).tolist(), arrange(x, Layout.COL).tolist()]}
+           "arrange": [arrange(x).tolist(), arrange(x, Layout.COL).tolist()], "padded": padded(x).tolist()}
     v = pick(x, 2.0, return_valid=True)
     rec["pick_valid"] = [t.tolist() for t in v]
     rec["pick_extra"] = pick(x, 2.0, extra=(x, x)).tolist()
@@ -140,6 +146,8 @@ PROBE = textwrap.dedent('''
         torch._dynamo.reset()
         rec["pick_extra_c"] = torch.compile(lambda x: pick(x, 2.0, extra=(x, x)), fullgraph=True,
                                             backend="aot_eager")(x).tolist()
+        torch._dynamo.reset()
+        rec["padded_c"] = torch.compile(padded, fullgraph=True, backend="aot_eager")(x).tolist()
         rec["arrange_c"] = [torch.compile(lambda x: arrange(x, lay), fullgraph=True, backend="aot_eager")(x).tolist()
                             for lay in (Layout.ROW, Layout.COL)]
     if sys.argv[1] == "variants":  # pick(return_valid=True) is an op of its own
@@ -185,11 +193,12 @@ def test_fixed_apis_compile_fullgraph_and_equal_the_original(tmp_path):
     op_sig = text.split("def _pick_op(", 1)[1].split(")", 1)[0]
     # the pair crosses the op as two optional tensors (infer_schema rejects a tuple input)
     assert "extra: Optional[tuple" not in op_sig and "extra_0: Optional[torch.Tensor]" in op_sig, text
-    for k in ("count", "pick", "pick_valid", "pick_extra", "ranks", "arrange", "append"):
+    for k in ("count", "pick", "pick_valid", "pick_extra", "ranks", "arrange", "append", "padded"):
         assert a[k] == b[k], k
     assert b["ranks_c"] == a["ranks"]  # the fake allocates with the default dtype, torch.int32
     assert b["append_c"] == a["append"] and b["pick_extra_c"] == a["pick_extra"]  # tuples of tensors: one op
-    assert b["arrange_c"] == a["arrange"]  # the IntEnum crosses the op as its int; the fake compares it as before
+    assert b["arrange_c"] == a["arrange"]
+    assert b["padded_c"] == a["padded"]  # the fake's shape reads the constant the body imports  # the IntEnum crosses the op as its int; the fake compares it as before
     assert "layout: int" in text.split("def _arrange_op(", 1)[1].split(")", 1)[0], text
     assert b["count_c_aot_eager"] == a["count"] and b["count_c_graph"] == a["count"]
     assert b["pick_c_aot_eager"] == a["pick"] and b["pick_c_graph"] == a["pick"]

@@ -61,3 +61,13 @@ def append(x: torch.Tensor, cache: Union[torch.Tensor, Tuple[torch.Tensor, torch
     else:
         get_module().scale(cache[0], x, scale)
         get_module().scale(cache[1], x, 2 * scale)
+
+
+def padded(x: torch.Tensor) -> torch.Tensor:
+    """Its output shape reads a constant imported inside the function (FlashInfer's `mxfp4_quantize`: `from
+    .kernels.mxfp4_quantize import SF_LAYOUT_128x4`, kept out of the package's import)."""
+    from .kernels.codes import ROWS_PADDED
+
+    out = torch.zeros(x.shape[0] + ROWS_PADDED, x.shape[1], dtype=x.dtype, device=x.device)
+    get_module().scale(out[: x.shape[0]], x, 1.0)
+    return out
