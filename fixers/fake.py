@@ -638,20 +638,17 @@ class _SliceState:
         """``from .kernels.mxfp4_quantize import SF_LAYOUT_128x4`` inside the function, where that module binds the
         name once to a number or string: the constant (FlashInfer's ``mxfp4_quantize`` imports its layout codes
         so, to keep CuTe-DSL out of the package's import)."""
+        from compile_lint.index import absolute_module
         from compile_lint.values import Const
 
         for node in _walk_no_defs(self.fn.body):
             if not isinstance(node, ast.ImportFrom) or not any((a.asname or a.name) == name for a in node.names):
                 continue
             orig = next(a.name for a in node.names if (a.asname or a.name) == name)
-            target = node.module or ""
-            if node.level:
-                m = self.d.ctx.program.module(self.mod)
-                parts = self.mod.split(".")
-                if not (m is not None and m.is_package):
-                    parts = parts[:-1]
-                parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
-                target = ".".join(parts + ([node.module] if node.module else []))
+            m = self.d.ctx.program.module(self.mod)
+            target = absolute_module(self.mod, m is not None and m.is_package, node.module, node.level)
+            if target is None:
+                return None
             vals = self.d.ctx.program.resolve_global(target, orig)
             if len(vals) == 1 and isinstance(next(iter(vals)), Const) and \
                     isinstance(next(iter(vals)).value, (int, float, bool, str)):

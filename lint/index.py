@@ -751,19 +751,7 @@ class Indexer:
         return (module,) if module else ()
 
     def absolute(self, module: Optional[str], level: int) -> Optional[str]:
-        if not level:
-            return module
-        parts = self.m.name.split(".")
-        if not self.m.is_package:
-            parts = parts[:-1]
-        if level > 1:
-            if level - 1 > len(parts):
-                return None
-            parts = parts[: len(parts) - (level - 1)]
-        base = ".".join(parts)
-        if module:
-            return f"{base}.{module}" if base else module
-        return base or None
+        return absolute_module(self.m.name, self.m.is_package, module, level)
 
     def bind(self, name: str, b: Binding) -> None:
         self.m.bindings[name] = self.m.bindings.get(name, ()) + (b,)
@@ -1020,3 +1008,20 @@ def _subscript_path(tgt):
         keys.append(tgt.slice)
         tgt = tgt.value
     return (tgt.id, keys[::-1]) if isinstance(tgt, ast.Name) else (None, [])
+
+
+def absolute_module(importer: str, is_package: bool, module: Optional[str], level: int) -> Optional[str]:
+    """The module ``from <level dots><module> import ...`` names inside ``importer`` (None: above the top)."""
+    if not level:
+        return module
+    parts = importer.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        if level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    if module:
+        return f"{base}.{module}" if base else module
+    return base or None
