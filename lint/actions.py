@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from .hashonce import HashOnce
+
 
 @dataclass(frozen=True)
-class Node:
+class Node(HashOnce):
     fid: str
     self_cls: Optional[str]
     mode: str = "trace"
@@ -18,6 +20,9 @@ class Node:
     # Parameters bound to constants at the call site (defaults included): Dynamo traces with the real
     # values, so `if major == 12:` and `backend_modules[backend]` are decided per call.
     consts: tuple = ()
+
+    _HASHED = ("fid", "self_cls", "mode", "loader", "consts")
+    __hash__ = HashOnce.__hash__
 
 
 @dataclass(frozen=True)

@@ -359,7 +359,9 @@ def _scan(options: ScanOptions) -> ScanResult:
         result.stats["result_cache"] = "incremental"
         result.stats["incremental"] = {"regions_walked": inc.walked, "regions_reused": inc.reused,
                                        "files_reindexed": results.reindexed,
-                                       "units_stale": len(inc.plan.stale)}
+                                       "units_stale": len(inc.plan.stale),
+                                       # of the nodes the regions walked again met: steps taken / worked out
+                                       "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked}
     elif results is not None:
         result.stats["result_cache"] = "miss"
     if results is not None:

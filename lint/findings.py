@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .hashonce import HashOnce
+
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 
 
@@ -28,7 +30,7 @@ ARGUMENT_PASSED = "argument passed"
 
 
 @dataclass(frozen=True)
-class Condition:
+class Condition(HashOnce):
     """A branch on the path to a hazard that the analyzer could not decide: the hazard is reached only if
     ``text`` holds at ``path:line`` (``"dynamic" in self.rope_type``, ``the try body raises``)."""
 
@@ -38,6 +40,9 @@ class Condition:
     # the guard itself, to recognise its opposite (the same branch taken the other way: `if c:` / `else:`)
     expr: tuple = field(default=(), compare=False, repr=False)
     polarity: bool = field(default=True, compare=False, repr=False)
+
+    _HASHED = ("path", "line", "text")  # the fields equality compares
+    __hash__ = HashOnce.__hash__
 
     def opposes(self, other: "Condition") -> bool:
         if self.expr[:1] == (ALTERNATIVE,):

@@ -6,7 +6,9 @@ After an edit whose file set is unchanged, each changed file's old and new summa
 item; the units that read a changed item are stale, and so is every unit that used a stale one (the
 dependency edges, followed forward).  The scan then runs in a fresh program with the same order of units:
 a top unit that is not stale returns its recorded result (the regions a file holds, a region's findings);
-a stale one runs again, tracked.  Anything not tracked (a new or deleted file, another search path, other
+a stale one runs again, tracked.  A region walked again takes what visiting each node does (its steps,
+``IncState.steps``) from the previous scan where that node's unit is not stale: it works out again only the
+nodes the edit touched, and walks the rest from the kept steps.  Anything not tracked (a new or deleted file, another search path, other
 options, the user's facts) makes a full scan, as before.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .summary import FunctionSummary
+from .summary import FunctionSummary, callee_name
 from .tracking import (_MISS, _TABLES, FUNCTION_PARTS, ROOT, SharedMemo, TrackedMap, TrackedMemo, Tracker,  # noqa: F401
                        track_finder, track_program, track_reach)
 
@@ -37,6 +39,9 @@ class IncState:
     root_modules: frozenset = frozenset()  # modules read outside any unit
     items: dict = field(default_factory=dict)  # item -> its id (a unit's reads are ids: a smaller state)
     shared: dict = field(default_factory=dict)  # unit -> the writers of the shared counters it read
+    # (node, variant) -> (unit, what visiting the node does: Reach._steps), for every node unit still in use:
+    # a region walked again takes the steps of the nodes whose unit is not stale, and works out the others
+    steps: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -90,8 +95,12 @@ def function_changes(old, new, mod: str, qual: str) -> set:
     fid = f"{mod}:{qual}"
     if old is None or new is None:
         return {("f", mod, qual), ("fl*", fid)} | {(kind, mod, qual) for kind, _ in FUNCTION_PARTS} | {
-            ("fl", fid, n) for n in dict(getattr(old or new, "locals"))}
+            ("fl", fid, n) for n in dict(getattr(old or new, "locals"))} | {
+            ("fcn", mod, qual, n) for n in {callee_name(c.func) for c in (old or new).calls} - {None}}
     out = set()
+    if old.calls != new.calls:  # the names whose calls differ (FunctionSummary.calls_named)
+        a, b = _calls_by_name(old.calls), _calls_by_name(new.calls)
+        out.update(("fcn", mod, qual, n) for n in a.keys() | b.keys() if a.get(n) != b.get(n))
     if any(getattr(old, n) != getattr(new, n) for n in _SIGNATURE):
         out.add(("f", mod, qual))
     for kind, names in FUNCTION_PARTS:
@@ -102,6 +111,15 @@ def function_changes(old, new, mod: str, qual: str) -> set:
     if names:
         out.update(("fl", fid, n) for n in names)
         out.add(("fl*", fid))
+    return out
+
+
+def _calls_by_name(calls: tuple) -> dict:
+    out: dict = {}
+    for c in calls:
+        n = callee_name(c.func)
+        if n is not None:
+            out.setdefault(n, []).append(c)
     return out
 
 
@@ -178,11 +196,30 @@ class Incremental:
                 self._old_walks.setdefault(key, []).append((region, uid, result))
         self.walked = 0  # regions walked again
         self.reused = 0
+        self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
+        self._reach = None
 
     def install(self, program, reach, finder) -> None:
         track_program(self.t, program)
-        track_reach(self.t, reach)
+        track_reach(self.t, reach, self._reuse_steps if self.old is not None else None)
         track_finder(self.t, finder)
+        self._reach = reach
+
+    def _reuse_steps(self, key):
+        old = self.old.steps.get(key)
+        if old is None or old[0] in self.plan.stale:
+            return None
+        self.kept.add(old[0])
+        self.steps_reused += 1
+        return old
+
+    @property
+    def steps_walked(self) -> int:
+        """Nodes whose steps this scan worked out (the others were taken from the previous scan)."""
+        if self._reach is None:
+            return 0
+        first = self.old.next_id if self.old is not None else 1
+        return sum(1 for _, uid in dict.values(self._reach._steps_memo) if uid >= first)
 
     def find(self, key: str, do_find, unresolved: list) -> list:
         old = self.old.finds.get(key) if self.old is not None else None
@@ -265,7 +302,25 @@ class Incremental:
         st.root_modules = frozenset(root)
         st.items = table
         st.shared = shared
+        st.steps = self._steps_table(reads)
         return st
+
+    def _steps_table(self, reads: dict) -> dict:
+        """IncState.steps: the previous scan's entries still in use and not stale, and this scan's own (their
+        actions without what only working out the steps read: see _portable)."""
+        out: dict = {}
+        if self.old is not None:
+            stale = self.plan.stale
+            out.update((k, e) for k, e in self.old.steps.items()
+                       if e[0] not in stale and (e[0] in reads or e[0] not in self.old.reads))
+        if self._reach is None:
+            return out
+        first = self.old.next_id if self.old is not None else 1
+        light: dict = {}
+        for key, (steps, uid) in dict.items(self._reach._steps_memo):
+            if uid >= first:  # worked out by this scan (a reused entry is already in ``out``)
+                out[key] = (uid, [(kind, what, _portable(act, light), conds) for kind, what, act, conds in steps])
+        return out
 
     def modules_read(self, state: IncState) -> list:
         """The modules the units of ``state`` loaded, in load order."""
@@ -296,6 +351,23 @@ class Incremental:
         modules.clear()
         modules.update(ordered)
         modules.update(rest)
+
+
+def _portable(act, light: dict):
+    """``act`` as the walk reads it once the steps are worked out: without the call's arguments and guards,
+    and its target without wrappers and closure (only its id and flags are read: reach_report._prefix).  A
+    smaller state, and no value of the resolver's beyond Node's constants."""
+    got = light.get(id(act))
+    if got is None:
+        from dataclasses import replace
+
+        from .values import Func
+
+        target = act.target
+        if isinstance(target, Func):
+            target = Func(target.id, target.self_cls, target.flags)
+        got = light[id(act)] = replace(act, args=(), kwargs=(), guards=(), target=target)  # acts live on: ids hold
+    return got
 
 
 _MODULE_ITEMS = frozenset({"m", "f", "fx", "fc", "fv", "c", "b", "f*", "c*", "b*"})

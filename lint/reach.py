@@ -71,7 +71,8 @@ class ReachStats:
         return len(self.unresolved_sites)
 
 
-_CHILD, _HAZARD, _REPORT = "child", "hazard", "report"  # the kinds of step in Reach._steps
+# the kinds of step in Reach._steps (compared with ==: an incremental scan's steps come back unpickled)
+_CHILD, _HAZARD, _REPORT = "child", "hazard", "report"
 
 MAX_CONST_PARAMS = 6
 MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
@@ -182,7 +183,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                     return  # the caller's guard on `self` decided this branch the other way
                 conds = conds[:here] + tuple(c for c, f in zip(conds[here:], own) if f not in known)
             own_conds = conds[here:]  # this call's own guards (before a fold can shorten the path's)
-            if step is _CHILD:
+            if step == _CHILD:
                 folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
                 if folded is not None:
                     conds = folded
@@ -203,7 +204,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                         conds_of[what] = weaker
                         self_facts[what] = self._facts_for_callee(node, what, act, known, ())
                         queue.append(what)
-            elif step is _HAZARD:
+            elif step == _HAZARD:
                 emit(lambda c: self._hazard(act, node, ctx, c), _dedup(conds))
             else:
                 emit(lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c), _dedup(conds))

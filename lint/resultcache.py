@@ -80,8 +80,14 @@ class _ResultUnpickler(pickle.Unpickler):
                          ("compile_lint.engine", "ScanResult"), ("compile_lint.coverage", "Coverage"),
                          ("compile_lint.coverage", "UnanalysedRegion"), ("compile_lint.coverage", "MissingLibrary"),
                          ("compile_lint.regions", "UnresolvedRegion"), ("compile_lint.findings", "Condition"),
-                         ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard")})
-    SAFE_BUILTINS = frozenset({"frozenset", "set", "slice", "range", "complex"})
+                         ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard"),
+                         # the steps of a walk's nodes (IncState.steps): plain frozen dataclasses
+                         ("compile_lint.actions", "Node"), ("compile_lint.actions", "Action")} |
+                        {("compile_lint.values", n) for n in ("Func", "Class", "Instance", "Module", "External",
+                                                              "ExternalInstance", "Foreign", "Op", "Const", "DictVal",
+                                                              "SeqVal", "TupleVal", "Namespace", "Partial", "Super",
+                                                              "Unknown")})
+    SAFE_BUILTINS = frozenset({"frozenset", "set", "slice", "range", "complex", "Ellipsis"})
 
     def find_class(self, module, name):
         if (module, name) in self.ALLOWED or (module == "builtins" and name in self.SAFE_BUILTINS):

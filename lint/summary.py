@@ -143,6 +143,23 @@ class FunctionSummary:
     # ((param, attr, Expr), ...)
     param_stores: tuple = ()
 
+    def calls_named(self, *names: str) -> list:
+        """The call sites whose callee is spelled with one of ``names`` last (``f(...)``, ``x.f(...)``).  A
+        reader that looks only for such calls (a class's construction sites, a setter called on ``self``)
+        asks through here, so that incremental analysis records what it read as those names' calls, not all
+        the body's (lint/tracking.py: an edit adding another call does not touch it)."""
+        return [s for s in self.calls if callee_name(s.func) in names]
+
+
+def callee_name(func: Expr) -> Optional[str]:
+    """The last name a call's callee is spelled with: ``f`` for ``f(...)`` and ``x.f(...)``, else None."""
+    kind = func[0]
+    if kind == "name":
+        return func[1]
+    if kind == "attr":
+        return func[2]
+    return None
+
 
 @dataclass(slots=True)
 class ClassSummary:

@@ -19,7 +19,7 @@ each region (``walk``).  While they run, a ``Tracker`` records, per unit, what i
 """
 from __future__ import annotations
 
-from .summary import FunctionSummary
+from .summary import FunctionSummary, callee_name
 
 _MISS = object()
 ROOT = 0
@@ -292,7 +292,9 @@ _TABLES = (("f", "functions"), ("c", "classes"), ("b", "bindings"))
 # does (its calls, attribute reads, effects), ("fv", ...) what a call of it gives (returns and their guards,
 # yields, stores on parameters), and each local name one item ("fl", "module:qualname", name) (iterating them:
 # ("fl*", "module:qualname")).  An edit of a body line that adds a hazard then changes "fc" and one local: the
-# units that only resolved the function, entered it or took its return value are not stale.
+# units that only resolved the function, entered it or took its return value are not stale.  A reader that
+# looks only for calls spelled with some names (FunctionSummary.calls_named: a class's construction sites, a
+# setter called on `self`) reads ("fcn", module, qualname, name) per name instead of "fc".
 FUNCTION_PARTS = (("fc", ("calls", "attrs", "effects")),
                   ("fv", ("returns", "return_guards", "yields", "param_stores")))
 _ACTIVE: list = [None]  # the tracker of the scan in progress (TrackedFunction's properties record into it)
@@ -330,6 +332,15 @@ class TrackedFunction(FunctionSummary):
 
     __hash__ = None
 
+    def calls_named(self, *names: str) -> list:
+        """Read as the items ("fcn", module, qualname, name) of those names, not the whole body ("fc")."""
+        t = _ACTIVE[0]
+        items = t.func_items.get(id(self)) if t is not None else None
+        if items is not None:
+            _, mod, qual = items[0]
+            t.cur_reads.update(("fcn", mod, qual, n) for n in names)
+        return [s for s in _CALLS.__get__(self) if callee_name(s.func) in names]
+
     def __reduce_ex__(self, protocol):  # every field is an __init__ parameter, in slot order
         return (FunctionSummary, tuple(s.__get__(self) for s in _ALL_SLOTS))
 
@@ -339,6 +350,7 @@ for _i, (_kind, _names) in enumerate(FUNCTION_PARTS):
     for _n in _names:
         setattr(TrackedFunction, _n, _part_property(_n, _i))
 _LOCALS = _slot("locals")
+_CALLS = _slot("calls")
 
 
 def _wrap_summary(tracker: Tracker, m) -> None:
@@ -486,7 +498,9 @@ class _Rebound(dict):
         dict.__setitem__(self, k, v)
 
 
-def track_reach(tracker: Tracker, reach) -> None:
+def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
+    """``reuse_steps(key)``: a previous scan's (unit, steps) of node ``key`` if that unit is not stale, else
+    None (lint/incremental.py): a region walked again then walks again only the nodes an edit touched."""
     for name in _REACH_MEMOS:
         setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
     for name in _REACH_SHARED:
@@ -510,8 +524,15 @@ def track_reach(tracker: Tracker, reach) -> None:
     reach._report_text = report_text
 
     def steps(node, predicates, variant):
-        if dict.__contains__(steps_memo, (node, variant)):
-            return steps_memo[(node, variant)]
+        key = (node, variant)
+        if dict.__contains__(steps_memo, key):
+            return steps_memo[key]
+        old = reuse_steps(key) if reuse_steps is not None else None
+        if old is not None:
+            uid, kept = old
+            dict.__setitem__(steps_memo, key, (kept, uid))  # later visits in this scan use it like any entry
+            tracker.cur_uses.add(uid)
+            return kept
         return tracker.run(plain_steps, node, predicates, variant)[1]
 
     def actions(fid, self_cls, consts=()):

@@ -46,6 +46,17 @@ def _check(root: Path, cache: Path, **kw):
     return got
 
 
+def _project(tmp_path: Path, files: dict) -> tuple:
+    """A project of ``files`` (relative path -> text) scanned once into a fresh cache: (root, cache, that
+    first scan's result)."""
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+    return root, cache, _scan(root, cache)
+
+
 @pytest.fixture
 def corpus(tmp_path):
     root = tmp_path / "cases"
@@ -188,12 +199,7 @@ def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
                     "    return other(x)\n",
         "pkg/h2.py": "def other(x):\n    return x\n",
     }
-    root = tmp_path / "proj"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    cache = tmp_path / "cache"
-    first = _scan(root, cache)
+    root, cache, first = _project(tmp_path, files)
     rules = sorted(f.rule for f in first.findings)
     assert "CL301" in rules and first.suppressed and not any("SET_BY_H3" in f.message for f in first.findings)
     _edit(root / "pkg/h2.py", "return x", "import os; return os.environ.get('NEW')")
@@ -302,12 +308,7 @@ def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
     for i in range(n):
         body += ["", "@torch.compile(fullgraph=True)", f"def g{i}(x):", f"    return f({i}) + x", ""]
     body += ["", "@torch.compile(fullgraph=True)", "def last(x):", "    return f(999) + x", ""]
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "regions.py").write_text("\n".join(body))
-    cache = tmp_path / "cache"
-    _scan(root, cache)
+    root, cache, _ = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": "\n".join(body)})
     _edit(root / "pkg" / "regions.py", "return f(999) + x", "return f(999) + x + 1")
     got = _check(root, cache)
     assert got.stats["result_cache"] == "incremental"
@@ -326,12 +327,7 @@ def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path)
         "pkg/b.py": "import subprocess\nimport torch\nfrom pkg.h import N\n\n\n@torch.compile(fullgraph=True)\n"
                     "def f2(x):\n    if N > 3:\n        subprocess.run(['x'])\n    return x\n",
     }
-    root = tmp_path / "proj"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    cache = tmp_path / "cache"
-    first = _scan(root, cache)
+    root, cache, first = _project(tmp_path, files)
     assert any(f.rule == "CL101" for f in first.findings)  # f2's guard is decided by size()'s value
     _edit(root / "pkg/h.py", "    return 4", "    _e = os.environ.get('E'); return 4")  # no line moves
     got = _check(root, cache)
@@ -339,6 +335,53 @@ def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path)
     assert got.stats["incremental"]["regions_walked"] == 0 and got.stats["incremental"]["regions_reused"] == 2
     # what it returns changed: the region whose guard reads it is walked again (f1 never evaluates N)
     _edit(root / "pkg/h.py", "return 4", "return 2")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 1
+    assert not any(f.rule == "CL101" for f in got.findings)
+
+
+def test_a_region_walked_again_works_out_only_the_nodes_the_edit_touched(tmp_path):
+    """IncState.steps: a region walked again takes from the previous scan what visiting each node does, except
+    for the nodes whose unit an edit made stale.  One region walks a chain of twelve helpers; an edit in the
+    last adds a hazard there: the region is walked again, the last helper's steps (and those of the nodes
+    that read what it returns, none here) are worked out again, the other twelve nodes are taken -- and the
+    findings are a full scan's, in this run and in the next edit's (the state the incremental run wrote)."""
+    n = 12
+    lines = ["import os", "import torch", ""]
+    for i in range(n):
+        lines += ["", f"def h{i}(x):", f"    return h{i + 1}(x) + 1" if i + 1 < n else "    return x", ""]
+    lines += ["", "@torch.compile(fullgraph=True)", "def region(x):", "    return h0(x)", ""]
+    root, cache, _ = _project(tmp_path, {"pkg/__init__.py": "", "pkg/chain.py": "\n".join(lines)})
+    _edit(root / "pkg" / "chain.py", "    return x\n", "    os.environ.get('E'); return x\n")
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert inc["regions_walked"] == 1
+    assert inc["nodes_walked"] == 1 and inc["nodes_reused"] == n, inc
+    assert any(f.rule == "CL201" for f in got.findings)
+    _edit(root / "pkg" / "chain.py", "    return h5(x) + 1", "    return h5(x) + 2")  # from the state just written
+    got = _check(root, cache)
+    assert got.stats["incremental"]["nodes_walked"] == 1 and got.stats["incremental"]["nodes_reused"] == n
+
+
+def test_a_call_added_beside_a_construction_leaves_what_its_readers_read(tmp_path):
+    """A reader that looks only for calls spelled with a name (a dataclass's construction sites, which give its
+    fields' values: FunctionSummary.calls_named) reads those calls, not the whole body: another call added to
+    the function holding a construction changes nothing it read, so the region that reads the field is not
+    walked again; a changed construction is."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cfg.py": "import dataclasses\n\n\n@dataclasses.dataclass\nclass Cfg:\n    flag: bool = False\n",
+        "pkg/make.py": "from pkg.cfg import Cfg\n\n\ndef build():\n    n = 1\n    return Cfg(flag=True)\n",
+        "pkg/r.py": "import subprocess\nimport torch\nfrom pkg.make import build\n\nC = build()\n\n\n"
+                    "@torch.compile(fullgraph=True)\ndef f(x):\n    if C.flag:\n        subprocess.run(['x'])\n"
+                    "    return x\n",
+    }
+    root, cache, first = _project(tmp_path, files)
+    assert [f.severity for f in first.findings if f.rule == "CL101"] == ["error"]  # the construction decides it
+    _edit(root / "pkg/make.py", "n = 1", "n = print('built')")  # the construction does not move
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental" and got.stats["incremental"]["regions_walked"] == 0
+    _edit(root / "pkg/make.py", "Cfg(flag=True)", "Cfg(flag=False)")
     got = _check(root, cache)
     assert got.stats["incremental"]["regions_walked"] == 1
     assert not any(f.rule == "CL101" for f in got.findings)

@@ -150,7 +150,8 @@ class CallMixin:
             return True  # cannot tell: keep walking the wrapper, as before
         given = params[0]
         return any(_calls_name(site.func, given) or _is_partial(site.func) and site.args and
-                   _calls_name(site.args[0], given) for site in fr.calls)
+                   _calls_name(site.args[0], given)
+                   for site in fr.calls_named(given, "partial", *_THROUGH))
 
     def _decorator_table_name(self, d: Func) -> Optional[str]:
         name = dotted(d.id)
@@ -509,7 +510,10 @@ def _calls_name(func, name: str) -> bool:
     method of one of its attributes (``obj.__qualname__.split``)."""
     if func == ("name", name):
         return True
-    return func[0] == "attr" and func[1] == ("name", name) and func[2] in ("__wrapped__", "__call__", "__func__")
+    return func[0] == "attr" and func[1] == ("name", name) and func[2] in _THROUGH
+
+
+_THROUGH = ("__wrapped__", "__call__", "__func__")
 
 
 def _wrapper_condition(wid: str) -> str:

@@ -340,7 +340,7 @@ class ClassMixin:
                 fs = self.function(mid)
                 if fs is None or not fs.params:
                     continue
-                for site in fs.calls:
+                for site in fs.calls_named(method):
                     if site.func != ("attr", ("name", fs.params[0]), method):
                         continue
                     arg = next((v for k, v in site.kwargs if k == param), None)
@@ -393,10 +393,8 @@ class ClassMixin:
                                                  outside_too=bool(self.scanned_modules), called=True):
             m = self.module(mname)
             for fq, fs in (m.functions.items() if m is not None else ()):
-                for site in fs.calls:
+                for site in fs.calls_named(name):
                     f = site.func
-                    if not (f[0] == "name" and f[1] == name or f[0] == "attr" and f[2] == name):
-                        continue
                     scope = Scope(mname) if fq == "<module>" else Scope(mname, fs, f"{mname}:{fq}")
                     if Class(cid) in self.eval(f, scope):
                         out.append((site, scope))
