@@ -282,7 +282,7 @@ def pick_edits(doc: dict, site: Path, n_leaf: int) -> dict:
     hub = None
     for qual, regions in sorted(reach.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         path = site / "flashinfer" / "jit" / "core.py"
-        if code_edit(path, qual) is not None:
+        if path.is_file() and code_edit(path, qual) is not None:  # (not in the pre-commit row's checkout)
             hub = (path, qual, len(regions))
             break
     return {"leaves": leaves, "hub": hub}

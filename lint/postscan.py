@@ -54,10 +54,18 @@ def touching(findings: list, files, all_paths=None) -> list:
     wanted = {os.path.realpath(f) for f in files}
     if not wanted:
         return []
+    # each distinct path resolved once: realpath asks the file system for every component, and the paths of
+    # every finding of sglang + flashinfer hold millions of frames (the hook spent over 10 minutes here)
+    is_wanted: dict = {}
+
+    def wanted_path(p: str) -> bool:
+        got = is_wanted.get(p)
+        if got is None:
+            got = is_wanted[p] = os.path.realpath(p) in wanted
+        return got
 
     def hits(f) -> bool:
-        spots = [f.path, f.region.path] + [fr.path for fr in f.trace]
-        return any(os.path.realpath(p) in wanted for p in spots)
+        return wanted_path(f.path) or wanted_path(f.region.path) or any(wanted_path(fr.path) for fr in f.trace)
 
     out = []
     for f in findings:
