@@ -2,6 +2,7 @@
 to findings touching some files, and render in the chosen format (text / json / sarif / github)."""
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from pathlib import Path
@@ -44,6 +45,9 @@ def write_report(out: str, output_file: Optional[str]) -> None:
         click.echo(out, nl=False)
 
 
+_PATH = operator.attrgetter("path")
+
+
 def touching(findings: list, files, all_paths=None) -> list:
     """Findings whose path touches one of ``files``: the hazard, the compiled region, or any call on the way.
 
@@ -54,25 +58,35 @@ def touching(findings: list, files, all_paths=None) -> list:
     wanted = {os.path.realpath(f) for f in files}
     if not wanted:
         return []
-    # each distinct path resolved once: realpath asks the file system for every component, and the paths of
-    # every finding of sglang + flashinfer hold millions of frames (the hook spent over 10 minutes here)
-    is_wanted: dict = {}
-
-    def wanted_path(p: str) -> bool:
-        got = is_wanted.get(p)
-        if got is None:
-            got = is_wanted[p] = os.path.realpath(p) in wanted
-        return got
+    groups = all_paths or {}
+    # every file the findings and their other paths name, each resolved once (realpath asks the file system
+    # for every component, and the kept paths of sglang + flashinfer hold 4.9 million frames: a realpath per
+    # frame took over 10 minutes); the frames are then matched by their spelling, in C-level loops
+    spelled: set = set()
+    for f in findings:
+        spelled.update((f.path, f.region.path))
+        spelled.update(map(_PATH, f.trace))
+    for key in {(f.rule, f.path, f.line) for f in findings}:  # (findings share hazards: each group once)
+        for g in groups.get(key, ()):
+            spelled.add(g.region.path)
+            spelled.update(map(_PATH, g.trace))
+    hit = {p for p in spelled if os.path.realpath(p) in wanted}
+    if not hit:
+        return []
 
     def hits(f) -> bool:
-        return wanted_path(f.path) or wanted_path(f.region.path) or any(wanted_path(fr.path) for fr in f.trace)
+        return f.path in hit or f.region.path in hit or not hit.isdisjoint(map(_PATH, f.trace))
 
     out = []
+    first_hit: dict = {}  # hazard -> its first path that touches the files (several findings share a hazard)
     for f in findings:
         if hits(f):
             out.append(f)
             continue
-        alt = next((g for g in (all_paths or {}).get((f.rule, f.path, f.line), ()) if hits(g)), None)
+        key = (f.rule, f.path, f.line)
+        if key not in first_hit:
+            first_hit[key] = next((g for g in groups.get(key, ()) if hits(g)), None)
+        alt = first_hit[key]
         if alt is not None:
             others = tuple(r for r in (f.region,) + tuple(f.other_regions) if r != alt.region)
             out.append(dataclasses.replace(f, region=alt.region, trace=alt.trace, other_regions=others))
