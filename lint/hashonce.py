@@ -1,6 +1,8 @@
 """Frozen dataclasses that are dict keys millions of times in a walk (``Node``, ``Condition``): their hash is
-worked out once per instance.  A walk of sglang + flashinfer hashed them about 180 million times, each time
-re-hashing every field (a node's constants can hold closures): about a fifth of the walk's time."""
+worked out once per instance instead of from every field at each lookup (a node's constants can hold
+closures).  A profiled incremental walk of sglang + flashinfer made about 180 million hash calls, 22 s of its
+279 s; the rows measured after the change cost about the same (README "Incremental rows"): the walk's
+condition bookkeeping, not hashing, is its cost."""
 from __future__ import annotations
 
 

@@ -8,8 +8,8 @@ dependency edges, followed forward).  The scan then runs in a fresh program with
 a top unit that is not stale returns its recorded result (the regions a file holds, a region's findings);
 a stale one runs again, tracked.  A region walked again takes what visiting each node does (its steps,
 ``IncState.steps``) from the previous scan where that node's unit is not stale: it works out again only the
-nodes the edit touched, and walks the rest from the kept steps.  Anything not tracked (a new or deleted file, another search path, other
-options, the user's facts) makes a full scan, as before.
+nodes the edit touched, and walks the rest from the kept steps.  Anything not tracked (a new or deleted
+file, another search path, other options, the user's facts) makes a full scan, as before.
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def function_changes(old, new, mod: str, qual: str) -> set:
     if old is None or new is None:
         return {("f", mod, qual), ("fl*", fid)} | {(kind, mod, qual) for kind, _ in FUNCTION_PARTS} | {
             ("fl", fid, n) for n in dict(getattr(old or new, "locals"))} | {
-            ("fcn", mod, qual, n) for n in {callee_name(c.func) for c in (old or new).calls} - {None}}
+            ("fcn", mod, qual, n) for n in _calls_by_name((old or new).calls)}
     out = set()
     if old.calls != new.calls:  # the names whose calls differ (FunctionSummary.calls_named)
         a, b = _calls_by_name(old.calls), _calls_by_name(new.calls)
