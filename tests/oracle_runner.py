@@ -43,11 +43,13 @@ the break's place): a hazard reached only from there was not measured; and an ea
 nothing after it ran).  The first stop of this run is the fullgraph stop of round 1 on every corpus case
 (tests/test_oracle.py asserts it), which is the check that the two runs measure the same program.
 """
+import atexit
 import importlib
 import json
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -164,7 +166,9 @@ def _all_stops(fn, x, files: _CaseFiles) -> dict:
 
 
 def measure(cases_dir: str, name: str) -> dict:
-    os.environ.setdefault("CASE_TMP", tempfile.mkdtemp(prefix="ct_case_"))
+    if "CASE_TMP" not in os.environ:  # run alone: a directory of its own, removed on exit
+        os.environ["CASE_TMP"] = tempfile.mkdtemp(prefix="ct_case_")
+        atexit.register(shutil.rmtree, os.environ["CASE_TMP"], True)
     sys.path.insert(0, cases_dir)
     warnings.simplefilter("ignore")
     import torch

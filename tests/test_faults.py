@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import json
 import os
@@ -42,6 +43,7 @@ def warm_cache_dir(dest) -> Path:
 
     if "dir" not in _WARM:
         d = Path(tempfile.mkdtemp(prefix="cl-warm-"))
+        atexit.register(shutil.rmtree, d, True)
         (d / "empty").mkdir()
         subprocess.run([COMPILE_LINT, "scan", str(d / "empty"), "--cache-dir", str(d / "cache"), "-q",
                         "--no-environment"], capture_output=True, timeout=300)

@@ -15,6 +15,7 @@ runs more than 10,000.  ``hypothesmith`` is in the ``test`` extra; without it th
 from __future__ import annotations
 
 import ast
+import atexit
 import os
 import pickle
 import shutil
@@ -285,7 +286,10 @@ _TMP = {}
 
 def _scan_package(mods: dict, with_fixers: bool = True):
     assume(_parses(mods))
-    root = Path(_TMP.setdefault("root", tempfile.mkdtemp(prefix="cl-fuzz-")))
+    if "root" not in _TMP:
+        _TMP["root"] = tempfile.mkdtemp(prefix="cl-fuzz-")
+        atexit.register(shutil.rmtree, _TMP["root"], True)
+    root = Path(_TMP["root"])
     pkg = root / "gp"
     if pkg.exists():
         shutil.rmtree(pkg)
