@@ -333,6 +333,52 @@ def test_one_of_several_callees_is_a_condition_unless_every_one_leads_there(run_
     assert looped.severity == "error" and not looped.conditions
 
 
+def test_every_callee_under_one_branch_and_the_other_branch_make_the_hazard_certain(run_scan, tmp_path):
+    """``if fast: probe()`` / ``else: m.run(x)`` with both of m's classes probing: the callees fold to the
+    branch (``not fast``), which with its opposite leaves no condition.  With a second undecided test in the
+    ``else`` (``if deep: m.run(x)``) the fold leaves two conditions, and the hazard stays a warning."""
+    body = """
+def h(x, fast, deep):
+    m = pick(os.environ.get("KIND"))
+    if fast:
+        probe()
+    else:
+        {guard}m.run(x)
+    return x
+"""
+    def probe(guard):
+        src = ALTERNATIVES.replace("{b_body}", "probe()").replace("{last}", "A").replace("{region}", "h")
+        src = src.replace("def g(x):", body.format(guard=guard) + "\ndef g(x):")
+        return [f for f in _scan(run_scan, tmp_path, src).findings if f.callee == "subprocess.check_output"]
+
+    assert [(f.severity, f.conditions) for f in probe("")] == [("error", ())]
+    behind = probe("if deep:\n            ")
+    assert behind and all(f.severity == "warning" and f.conditions for f in behind)
+
+
+def test_either_certain_is_either_leaving_no_condition():
+    """Reach.walk asks only whether two paths' conditions together leave none (_either_certain); it must say
+    what _either says, on repeated, opposite and alternative conditions."""
+    import itertools
+
+    from compile_lint.findings import ALTERNATIVE, Condition
+    from compile_lint.reach import _either, _either_certain
+
+    a, not_a = Condition("m.py", 3, "a", ("name", "a"), True), Condition("m.py", 3, "not a", ("name", "a"), False)
+    b = Condition("m.py", 5, "b", ("name", "b"), True)
+    alt1 = Condition("m.py", 7, "`f` is A (one of 2)", (ALTERNATIVE, "m.py", (7, 0, "f"), 2), "A")
+    alt2 = Condition("m.py", 7, "`f` is B (one of 2)", (ALTERNATIVE, "m.py", (7, 0, "f"), 2), "B")
+    a_again = Condition("m.py", 3, "a", ("name", "a"), True)  # equal, another object
+    pool = [a, not_a, b, alt1, alt2, a_again]
+    paths = [p for n in range(1, 4) for p in itertools.product(pool, repeat=n)]
+    checked = 0
+    for old in paths:
+        for new in [()] + paths:
+            assert _either_certain(old, new) == (_either(old, new) == ()), (old, new)
+            checked += _either_certain(old, new)
+    assert checked > 0
+
+
 def test_a_config_default_decides_a_branch_only_as_an_assumption(run_scan, tmp_path):
     """A dataclass field read on an instance holds what the constructor was given; the class value is only its
     default.  A test decided by the default is walked both ways: the default's way says it assumes it, the
