@@ -112,6 +112,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         self._const_contexts: dict = {}  # function id -> the constant contexts it was entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
+        self._hook_sites_memo: dict = {}  # function id -> whether it registers a module hook (_registers_hooks)
 
 
     # ------------------------------------------------------------------- walk
@@ -175,6 +176,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                 take(node, step, what, act, here + conds if conds else here)
 
         def take(node: Node, step, what, act: Action, conds: tuple) -> None:
+            if step == _CHILD and not conds_of.get(what, True):
+                return  # already reached on a path with no condition: nothing another path can add
             known = self_facts.get(node)
             here = len(conds_of[node])
             if known and len(conds) > here:
@@ -251,6 +254,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
 
     def _hooks_registered_in(self, node: Node) -> list:
         """[(hook node, (Condition,))] for each module hook ``node``'s function registers."""
+        if not self._registers_hooks(node.fid):
+            return []
         text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
         return [(Node(hook, None), (cond,)) for hook, cond in self._hook_registrations(
             node.fid, lambda: self.scope_of(node.fid, node.self_cls, node.consts), text)]
@@ -265,6 +270,17 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
             if b.kind == "def" and b.value == qual and b.guards:
                 return f"the {name} defined if {' and '.join(condition_text(g) for g in b.guards)}"
         return qual
+
+    def _registers_hooks(self, fid: str) -> bool:
+        """Whether function ``fid`` calls ``x.register_forward_hook(fn)`` (or ``_pre_hook``) at all: the last
+        phase of every walk asks it of each node reached, and hardly any does (a memo of its own, so that an
+        edit adding another call elsewhere in a function does not touch the regions that asked)."""
+        if fid in self._hook_sites_memo:
+            return self._hook_sites_memo[fid]
+        f = self.p.function(fid)
+        found = f is not None and any(s.func[0] == "attr" and s.args for s in f.calls_named(*_HOOK_REGISTRATIONS))
+        self._hook_sites_memo[fid] = found
+        return found
 
     def _hook_registrations(self, fid: str, scope_of, text: str) -> list:
         """[(hook function id, Condition(text))] for each ``x.register_forward_hook(fn)`` (or ``_pre_hook``) in
@@ -584,7 +600,7 @@ def _all_alternatives(seen: dict, node, conds: tuple) -> Optional[tuple]:
     counted.  Counting every path -- a key of all its other conditions per alternative on it, some 30 deep
     through flashinfer's JIT loaders -- took a quarter of a scan of the benchmark site (user time 175 s -> 129 s
     side by side with the same findings)."""
-    if len(conds) > 2 and len(set(conds)) > 2:
+    if len(conds) > 2 and _three_distinct(conds):
         return None
     for c in conds:
         if not (c.expr and c.expr[0] == ALTERNATIVE):
@@ -642,8 +658,23 @@ def _either_certain(old: tuple, new: tuple) -> bool:
     if not new:
         return True
     a, b = old[0], new[0]
-    return (len(old) == 1 or old.count(a) == len(old)) and (len(new) == 1 or new.count(b) == len(new)) \
-        and a.opposes(b)
+    # (the second element first: on a long path of distinct conditions, one comparison says no)
+    return (len(old) == 1 or (old[1] == a and old.count(a) == len(old))) \
+        and (len(new) == 1 or (new[1] == b and new.count(b) == len(new))) and a.opposes(b)
+
+
+def _three_distinct(conds: tuple) -> bool:
+    """Whether ``conds`` holds three different conditions: usually its first three, so a few comparisons
+    instead of hashing a whole path into a set."""
+    first, second = conds[0], None
+    for c in conds:
+        if c is first or c == first:
+            continue
+        if second is None:
+            second = c
+        elif c is not second and c != second:
+            return True
+    return False
 
 
 def _either(old: tuple, new: tuple) -> Optional[tuple]:

@@ -376,7 +376,7 @@ _PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo"
                   "conditional_wrappers")
 _PROGRAM_SHARED = ("_call_contexts",)
 _REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
-                "_steps_memo")
+                "_steps_memo", "_hook_sites_memo")
 _REACH_SHARED = ("_const_contexts",)
 _FINDER_MEMOS = ("_registry_memo", "_marker_name_memo")
 
@@ -540,7 +540,14 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
             return actions_memo[(fid, self_cls, consts)]
         return tracker.run(plain_actions, fid, self_cls, consts)[1]
 
-    reach._steps, reach.actions = steps, actions
+    plain_hooks, hooks_memo = reach._registers_hooks, reach._hook_sites_memo
+
+    def registers_hooks(fid):
+        if dict.__contains__(hooks_memo, fid):
+            return hooks_memo[fid]
+        return tracker.run(plain_hooks, fid)[1]
+
+    reach._steps, reach.actions, reach._registers_hooks = steps, actions, registers_hooks
 
 
 def track_finder(tracker: Tracker, finder) -> None:

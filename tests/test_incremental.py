@@ -385,3 +385,28 @@ def test_a_call_added_beside_a_construction_leaves_what_its_readers_read(tmp_pat
     got = _check(root, cache)
     assert got.stats["incremental"]["regions_walked"] == 1
     assert not any(f.rule == "CL101" for f in got.findings)
+
+
+def test_a_hook_registration_added_to_a_reached_function_is_walked(tmp_path):
+    """Whether a function registers a module hook is asked of every node a walk reaches, and answered once per
+    function (Reach._registers_hooks, a unit of its own): the region walked again after the registration is
+    added meets the hook, as a scan without cache does."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/inst.py": "import os\n\n\ndef capture(mod, args, output):\n    os.path.exists('/capture')\n\n\n"
+                       "def install(module):\n    n = 1\n    return module\n",
+        "pkg/r.py": "import torch\nfrom pkg.inst import install\n\n\nclass Model(torch.nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        self.layer = torch.nn.Linear(4, 4)\n\n"
+                    "    def forward(self, x):\n        install(self.layer)\n        return self.layer(x)\n\n\n"
+                    "m = torch.compile(Model(), fullgraph=True)\n",
+    }
+    root, cache, first = _project(tmp_path, files)
+    assert not [f for f in first.findings if f.callee == "os.path.exists"]
+    _edit(root / "pkg/inst.py", "n = 1", "module.register_forward_hook(capture)")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental" and got.stats["incremental"]["regions_walked"] == 1
+    (hit,) = [f for f in got.findings if f.callee == "os.path.exists"]
+    assert hit.severity == "warning" and hit.trace[-1].qualname == "capture"
+    _edit(root / "pkg/inst.py", "module.register_forward_hook(capture)", "n = 1")
+    got = _check(root, cache)
+    assert not [f for f in got.findings if f.callee == "os.path.exists"]
