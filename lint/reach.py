@@ -113,6 +113,9 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
         self._hook_sites_memo: dict = {}  # function id -> whether it registers a module hook (_registers_hooks)
+        # (path, line, qualname, end) -> the Frame: equal frames are one object (_frame); a value, not a memo --
+        # the reads that give the key are made at each call
+        self._frames_interned: dict = {}
 
 
     # ------------------------------------------------------------------- walk

@@ -268,7 +268,7 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
                 "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
-    "Reach": {"import_roots"},
+    "Reach": {"import_roots", "_frames_interned"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 
