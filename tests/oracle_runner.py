@@ -166,9 +166,12 @@ def _all_stops(fn, x, files: _CaseFiles) -> dict:
 
 
 def measure(cases_dir: str, name: str) -> dict:
-    if "CASE_TMP" not in os.environ:  # run alone: a directory of its own, removed on exit
-        os.environ["CASE_TMP"] = tempfile.mkdtemp(prefix="ct_case_")
-        atexit.register(shutil.rmtree, os.environ["CASE_TMP"], True)
+    # made even when the parent gives CASE_TMP: the call also fixes tempfile's default directory, and Dynamo
+    # stops elsewhere in a case's tempfile.mkdtemp() before that (GB0156 instead of GB0007 in c045, torch
+    # 2.13): tests/corpus_stops.json was measured after it.  Removed on exit.
+    made = tempfile.mkdtemp(prefix="ct_case_")
+    atexit.register(shutil.rmtree, made, True)
+    os.environ.setdefault("CASE_TMP", made)
     sys.path.insert(0, cases_dir)
     warnings.simplefilter("ignore")
     import torch
