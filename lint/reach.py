@@ -276,12 +276,12 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
 
     def _registers_hooks(self, fid: str) -> bool:
         """Whether function ``fid`` calls ``x.register_forward_hook(fn)`` (or ``_pre_hook``) at all: the last
-        phase of every walk asks it of each node reached, and hardly any does (a memo of its own, so that an
-        edit adding another call elsewhere in a function does not touch the regions that asked)."""
+        phase of every walk asks it of each node reached, and hardly any does.  Memoised per function; under
+        incremental analysis the answer is a unit of its own (lint/tracking.py), like a function's actions."""
         if fid in self._hook_sites_memo:
             return self._hook_sites_memo[fid]
         f = self.p.function(fid)
-        found = f is not None and any(s.func[0] == "attr" and s.args for s in f.calls_named(*_HOOK_REGISTRATIONS))
+        found = f is not None and bool(_hook_sites(f))
         self._hook_sites_memo[fid] = found
         return found
 
@@ -289,8 +289,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         """[(hook function id, Condition(text))] for each ``x.register_forward_hook(fn)`` (or ``_pre_hook``) in
         function ``fid``, ``fn`` evaluated in ``scope_of()``."""
         f = self.p.function(fid)
-        sites = [s for s in (f.calls if f is not None else ()) if s.func[0] == "attr"
-                 and s.func[2] in _HOOK_REGISTRATIONS and s.args]
+        sites = _hook_sites(f) if f is not None else []
         if not sites:
             return []
         scope = scope_of()
@@ -525,6 +524,11 @@ def _breaks_at_disable(fv: Func, node: Node) -> bool:
 
 # the nn.Module methods that register a function to run around the module's forward
 _HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
+
+
+def _hook_sites(f) -> list:
+    """The call sites of function summary ``f`` that register a module hook: ``x.register_forward_hook(fn)``."""
+    return [s for s in f.calls_named(*_HOOK_REGISTRATIONS) if s.func[0] == "attr" and s.args]
 
 
 def _closed_functions(fv: Func) -> tuple:
