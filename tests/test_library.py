@@ -358,3 +358,29 @@ def test_flashinfer_rope_quantize_fp8_is_a_public_api():
         r = apis[f"flashinfer.rope.{name}"]
         assert r.entries == [(f"flashinfer.rope:{name}", None)] and r.path.endswith("flashinfer/rope.py")
     assert "flashinfer.rope_quantize_fp8" not in apis  # not exported by the package: named where it is defined
+
+
+def test_the_first_by_rank_is_min_by_the_whole_rank_ties_to_the_first():
+    """_first_by_rank ranks one part at a time; it must pick what ``min(key=_rank)`` picks, ties included
+    (the first of the findings that tie on every part)."""
+    import itertools
+
+    from compile_lint.findings import CONDITIONAL_WRAPPER, Condition, Finding, Frame, RegionRef
+    from compile_lint.firsthazard import _first_by_rank, _rank
+
+    region = RegionRef("m.py", 1, "f", True)
+    plain = Condition("m.py", 2, "debug", ("name", "debug"), True)
+    lazy = Condition("m.py", 3, "cls._x is None", ("cmp", ("attr", "cls", "_x"), (("Is", ("const", None)),)), True)
+    wrapper = Condition("m.py", 4, "wrapped", (CONDITIONAL_WRAPPER, "w"), True)
+
+    def finding(n, severity, conds, *lines):
+        trace = tuple(Frame("m.py", ln, "f") for ln in lines)
+        return Finding("CL101", severity, "m.py", lines[-1], 0, f"h{n}", "", "", region, trace, conditions=conds)
+
+    pool = [finding(0, "error", (), 5, 9), finding(1, "warning", (plain,), 5, 7), finding(2, "warning", (plain,), 5, 7),
+            finding(3, "warning", (lazy,), 5, 3), finding(4, "warning", (wrapper,), 4, 2),
+            finding(5, "error", (), 5, 8), finding(6, "warning", (plain, plain), 5, 6), finding(7, "error", (), 5, 8)]
+    for n in range(1, 4):
+        for picked in itertools.permutations(pool, n):
+            assert _first_by_rank(list(picked)) is min(picked, key=_rank)
+    assert _first_by_rank(pool).qualname == "h5"  # an error, the earliest line; h7 ties with it and comes later
