@@ -358,6 +358,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     if inc is not None and inc.old is not None:
         result.stats["result_cache"] = "incremental"
         result.stats["incremental"] = {"regions_walked": inc.walked, "regions_reused": inc.reused,
+                                       "regions_replayed": inc.replayed,
                                        "files_reindexed": results.reindexed,
                                        "units_stale": len(inc.plan.stale),
                                        # of the nodes the regions walked again met: steps taken / worked out

@@ -8,8 +8,10 @@ dependency edges, followed forward).  The scan then runs in a fresh program with
 a top unit that is not stale returns its recorded result (the regions a file holds, a region's findings);
 a stale one runs again, tracked.  A region walked again takes what visiting each node does (its steps,
 ``IncState.steps``) from the previous scan where that node's unit is not stale: it works out again only the
-nodes the edit touched, and walks the rest from the kept steps.  Anything not tracked (a new or deleted
-file, another search path, other options, the user's facts) makes a full scan, as before.
+nodes the edit touched, and walks the rest from the kept steps.  Where the edit changed no call of those
+nodes, the region is not walked at all but replayed from its walk log (lint/reach_replay.py): only its
+hazards are reported again.  Anything not tracked (a new or deleted file, another search path, other options,
+the user's facts) makes a full scan, as before.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ class IncState:
     uses: dict  # unit -> tuple of units
     checks: dict  # check item -> value
     finds: dict  # candidate module (or "public:pkg", "entry:spec") -> (unit, [Region], [UnresolvedRegion])
-    walks: list  # [(top key, Region, unit, result)] in scan order
+    walks: list  # [(top key, Region, unit, result, [WalkLog] of its walks: lint/reach_replay.py)] in scan order
     loaded: list  # modules loaded, in order
     candidates: tuple  # (module, likely) of each candidate, in order
     next_id: int = 1
@@ -42,6 +44,8 @@ class IncState:
     # (node, variant) -> (unit, what visiting the node does: Reach._steps), for every node unit still in use:
     # a region walked again takes the steps of the nodes whose unit is not stale, and works out the others
     steps: dict = field(default_factory=dict)
+    # units a replayed walk checks itself (Tracker.replay_checked): stale, they do not keep a walk from replaying
+    replay_checked: frozenset = frozenset()
 
 
 @dataclass
@@ -192,10 +196,16 @@ class Incremental:
         self.kept: set = set()  # old units whose results this scan reused
         self._old_walks: dict = {}
         if self.old is not None:
-            for key, region, uid, result in self.old.walks:
-                self._old_walks.setdefault(key, []).append((region, uid, result))
+            for key, region, uid, result, logs in self.old.walks:
+                self._old_walks.setdefault(key, []).append((region, uid, result, logs))
         self.walked = 0  # regions walked again
         self.reused = 0
+        self.replayed = 0  # of the regions walked again, those replayed from their log (lint/reach_replay.py)
+        # unit -> the ids of the items its replayed walk's log stands for (what the logged traversal read)
+        self._replay_reads: dict = {}
+        self._steps_units: Optional[set] = None
+        self._changed_ids: Optional[set] = None
+        self._moved: dict = {}
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
         self._reach = None
 
@@ -204,6 +214,9 @@ class Incremental:
         track_reach(self.t, reach, self._reuse_steps if self.old is not None else None)
         track_finder(self.t, finder)
         self._reach = reach
+        reach.walk_logs = []
+        if self.old is not None:
+            reach.child_steps_moved = self._child_steps_moved
 
     def _reuse_steps(self, key):
         old = self.old.steps.get(key)
@@ -235,17 +248,61 @@ class Incremental:
         return regions
 
     def walk(self, key: str, region, do_walk):
-        for i, (r, uid, result) in enumerate(self._old_walks.get(key, ())):
+        reach = self._reach
+        old_uid = None
+        for i, (r, uid, result, logs) in enumerate(self._old_walks.get(key, ())):
             if r == region and uid not in self.plan.stale:
                 del self._old_walks[key][i]
                 self.kept.add(uid)
-                self.walks.append((key, region, uid, result))
+                self.walks.append((key, region, uid, result, logs))
                 self.reused += 1
                 return result
-        uid, result = self.t.run(do_walk)
-        self.walks.append((key, region, uid, result))
+            if r == region and old_uid is None and logs and self._replayable(uid):
+                old_uid = uid
+                reach.replay_logs = list(logs)
+        reach.walk_logs, reach.replayed = [], 0
+        try:
+            uid, result = self.t.run(do_walk)
+        finally:
+            reach.replay_logs = None
+        if reach.replayed:
+            self.replayed += 1
+            # what the logged traversal read (none of it changed: _replayable), for the next edit's plan
+            self._replay_reads[uid] = self.old.reads.get(old_uid, ())
+            kept = tuple(u for u in self.old.uses.get(old_uid, ()) if u not in self.plan.stale)
+            self.t.uses[uid] = tuple(set(self.t.uses[uid]).union(kept))
+            self.kept.update(kept)
+        self.walks.append((key, region, uid, result, reach.walk_logs))
         self.walked += 1
         return result
+
+    def _replayable(self, uid: int) -> bool:
+        """Whether a stale region walk may be replayed from its log: it read no changed item itself, and the
+        only stale units it used are nodes' steps (whose calls the replay compares: _child_steps_moved) and
+        what the replay works out again itself (IncState.replay_checked).  What else its traversal used (the
+        entries, a memo's value) is unchanged then."""
+        if self._changed_ids is None:
+            self._changed_ids = {self.old.items[it] for it in self.plan.changed_items if it in self.old.items}
+            self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
+        if uid in self.old.shared or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
+            return False
+        stale = self.plan.stale
+        return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
+
+    def _child_steps_moved(self, node, variant, steps):
+        """How ``node``'s steps moved since the previous scan (ReplayMixin): None if they are the kept ones,
+        {old index: new index} of its calls if they were worked out again and its calls are the same (but
+        for where they are: _calls_moved), False if its calls changed."""
+        key = (node, variant)
+        old = self.old.steps.get(key)
+        if old is None:
+            return False
+        if steps is old[1]:
+            return None
+        got = self._moved.get(key, _MISS)
+        if got is _MISS:
+            got = self._moved[key] = _calls_moved(old[1], steps)
+        return got
 
     def state(self, candidates: tuple, modules: Optional[dict] = None) -> IncState:
         """``modules``: the program's loaded modules (their ModuleStub data is kept)."""
@@ -265,6 +322,8 @@ class Incremental:
             if u == ROOT or not (r or used):
                 continue  # a unit that read nothing and used nothing is never stale
             reads[u] = tuple(table.setdefault(it, len(table)) for it in r)
+            if u in self._replay_reads:  # ids of the same table (it starts as the previous scan's)
+                reads[u] = tuple(set(reads[u]).union(self._replay_reads[u]))
             uses[u] = tuple(used)
         shared = {u: tuple(w) for u, w in self.t.shared.items() if u != ROOT and w}
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
@@ -303,6 +362,8 @@ class Incremental:
         st.items = table
         st.shared = shared
         st.steps = self._steps_table(reads)
+        checked = self.t.replay_checked | (self.old.replay_checked if self.old is not None else frozenset())
+        st.replay_checked = frozenset(u for u in checked if u in reads)
         return st
 
     def _steps_table(self, reads: dict) -> dict:
@@ -351,6 +412,46 @@ class Incremental:
         modules.clear()
         modules.update(ordered)
         modules.update(rest)
+
+
+def _calls_moved(old: list, new: list):
+    """{old index: new index} of the calls of two step lists of a node, or False if the calls differ by more
+    than where they are (line, column, end): the child, the action as kept (_portable) and the conditions
+    with their expressions are what the traversal reads of a call; where it is, only the paths' frames read
+    (the replay takes the new actions for them) and whether it is a call on ``self`` (worked out again)."""
+    from dataclasses import replace
+
+    from .reach import _CHILD
+
+    a = [i for i, s in enumerate(old) if s[0] == _CHILD]
+    b = [i for i, s in enumerate(new) if s[0] == _CHILD]
+    if len(a) != len(b):
+        return False
+    light: dict = {}
+    for i, k in zip(a, b):
+        _, child, act, conds = old[i]
+        _, child2, act2, conds2 = new[k]
+        if child != child2 or conds != conds2 or not all(map(_same_condition, conds, conds2)):
+            return False
+        act2 = _portable(act2, light)
+        if act != act2 and act != replace(act2, line=act.line, col=act.col, end=act.end):
+            return False
+    return dict(zip(a, b))
+
+
+def _same_condition(c, d) -> bool:
+    """Whether two conditions of a call (equal as Conditions: path, line, text) are the same to the walk: the
+    same expression and polarity, or for one of a call's several callees (ALTERNATIVE), the same but for the
+    column of the call, which only keys the fold of the callees within one walk (reach._all_alternatives)."""
+    if c.polarity != d.polarity:
+        return False
+    a, b = c.expr, d.expr
+    if a == b:
+        return True
+    from .findings import ALTERNATIVE
+
+    return a[:1] == b[:1] == (ALTERNATIVE,) and len(a) == len(b) == 4 and (a[1], a[3]) == (b[1], b[3]) and \
+        (a[2][0], a[2][2:]) == (b[2][0], b[2][2:])
 
 
 def _portable(act, light: dict):

@@ -37,6 +37,7 @@ from .implicit import ImplicitCallsMixin
 from .program import Program, Scope, dotted, split_id
 from .reach_actions import CLOSURE, ActionsMixin
 from .reach_actions import module_of  # noqa: F401  (re-exported: tests, tools)
+from .reach_replay import ReplayMixin, WalkLog
 from .reach_report import ReportMixin
 from .regions import Region
 from .summary import Guard
@@ -88,7 +89,7 @@ def _simple_const(v) -> bool:
     return False
 
 
-class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
+class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
     def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None,
                  show_disabled: bool = False):
         self.p = program
@@ -116,6 +117,12 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         # (path, line, qualname, end) -> the Frame: equal frames are one object (_frame); a value, not a memo --
         # the reads that give the key are made at each call
         self._frames_interned: dict = {}
+        # an incremental scan's walk logs (lint/reach_replay.py): where each walk appends its own, the previous
+        # scan's to replay, and how a node's steps changed since they were logged
+        self.walk_logs: Optional[list] = None
+        self.replay_logs: Optional[list] = None
+        self.child_steps_moved = None
+        self.replayed = 0
 
 
     # ------------------------------------------------------------------- walk
@@ -152,7 +159,24 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         """The findings of one region.  ``visited``, when given, receives the id of every function the walk
         enters (the real-code suite compares it with what Dynamo traced: tests/realcode/).  ``default_call``:
         the entry called with its required arguments only, its optional parameters at their defaults
-        (library mode asks which hazard such a call meets first)."""
+        (library mode asks which hazard such a call meets first).
+
+        With ``walk_logs`` set (an incremental scan), each walk appends its WalkLog there, and a walk whose
+        previous log is in ``replay_logs`` is replayed from it where the traversal cannot have changed
+        (lint/reach_replay.py)."""
+        log = None
+        if self.walk_logs is not None and visited is None:
+            if self.replay_logs:
+                old = self.replay_logs.pop(0)
+                got = self.replay(region, old, default_call) if old.default_call == default_call else None
+                if got is not None:
+                    findings, new_log = got
+                    self.walk_logs.append(new_log)
+                    self.replayed += 1
+                    return findings
+                self.replay_logs = None  # the next walks of this region cannot follow the old ones either
+            log = WalkLog(default_call)
+            self.walk_logs.append(log)
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
         variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
@@ -166,16 +190,24 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         self_facts: dict = {}
         findings: list = []
         ctx = (parent, prefixes, region, region_ref)
+        # the log (WalkLog.events): each visit, each change of a node's parent/conditions/facts with the index
+        # of the step that made it (-1: none), "D" before a deferred call is taken, "P" at each phase's end
+        events = log.events if log is not None else None
+        at = -1
 
         def visit(node: Node, certain_only: bool, deferred: list) -> None:
+            nonlocal at
             if visited is not None:
                 visited.add(node.fid)
             self.stats.functions_walked += 1
             here = conds_of[node]
-            for step, what, act, conds in self._steps(node, predicates, variant):
+            if events is not None:
+                events.append(node)
+            for i, (step, what, act, conds) in enumerate(self._steps(node, predicates, variant)):
                 if conds and certain_only:
                     deferred.append((node, step, what, act, conds))
                     continue
+                at = i
                 take(node, step, what, act, here + conds if conds else here)
 
         def take(node: Node, step, what, act: Action, conds: tuple) -> None:
@@ -184,10 +216,9 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
             known = self_facts.get(node)
             here = len(conds_of[node])
             if known and len(conds) > here:
-                own = self._self_facts(node, conds[here:])
-                if any((e, not pol) in known for e, pol in own if e is not None):
-                    return  # the caller's guard on `self` decided this branch the other way
-                conds = conds[:here] + tuple(c for c, f in zip(conds[here:], own) if f not in known)
+                conds = self._against_self_facts(node, conds, here, known)
+                if conds is None:
+                    return
             own_conds = conds[here:]  # this call's own guards (before a fold can shorten the path's)
             if step == _CHILD:
                 folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
@@ -198,6 +229,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                     conds_of[what] = conds
                     self_facts[what] = self._facts_for_callee(node, what, act, known, own_conds)
                     queue.append(what)
+                    if events is not None:
+                        events.append((at, what, parent[what], conds, self_facts[what]))
                 elif conds_of[what]:
                     # reached again on another path: with no condition, or under the opposite branch
                     # (`if aot: load(a)` / `else: load(b)`): certain, and the hazards below it are reported
@@ -209,10 +242,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                         conds_of[what] = ()
                         self_facts[what] = self._facts_for_callee(node, what, act, known, ())
                         queue.append(what)
-            elif step == _HAZARD:
-                emit(lambda c: self._hazard(act, node, ctx, c), _dedup(conds))
+                        if events is not None:
+                            events.append((at, what, parent[what], (), self_facts[what]))
             else:
-                emit(lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c), _dedup(conds))
+                emit(self._reporter(step, what, act, node, ctx), _dedup(conds))
 
         redo: dict = {}  # id(finding) -> the report again, under other conditions (_fold_alternatives)
 
@@ -226,14 +259,19 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
         # phase 1: what every trace of the region meets
         queue: deque = deque()
         entries = self._entry_nodes(region, default_call)
+        if log is not None:
+            log.entries = entries
         for n, conds in entries:
             if n not in parent and not conds:
                 parent[n] = None
                 conds_of[n] = ()
                 queue.append(n)
+                if events is not None:
+                    events.append((-1, n, None, (), None))
         deferred: list = []
         while queue:
             visit(queue.popleft(), True, deferred)
+
         def enter(extra: list) -> None:
             """Walk from ``extra`` (node, conditions) entries not yet reached, under their conditions."""
             for n, conds in extra:
@@ -241,19 +279,47 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin):
                     parent[n] = None
                     conds_of[n] = conds
                     queue.append(n)
+                    if events is not None:
+                        events.append((-1, n, None, conds, None))
             while queue:
                 visit(queue.popleft(), False, deferred)
 
         # phase 2: what only some traces meet, each under the conditions on its path
+        if events is not None:
+            events.append("P")
+        at = -1
         enter(entries)
         for node, step, what, act, conds in deferred:
+            if events is not None and step == _CHILD:
+                events.append("D")
+            at = -1
             take(node, step, what, act, conds_of[node] + conds)
             while queue:
                 visit(queue.popleft(), False, deferred)
         # phase 3: the module hooks the traced code itself registers (transformers' output capturing installs
         # `output_capturing_hook` on the layers while the forward runs): they run at those modules' calls
-        enter([h for node in list(parent) for h in self._hooks_registered_in(node)])
+        hooks = [h for node in list(parent) for h in self._hooks_registered_in(node)]
+        if log is not None:
+            events.append("P")
+            log.hooks = hooks
+        at = -1
+        enter(hooks)
         return findings + _fold_alternatives(findings, redo)
+
+    def _against_self_facts(self, node: Node, conds: tuple, here: int, known) -> Optional[tuple]:
+        """``conds`` (the path's, ``here`` of them above ``node``) without the call's own guards that what the
+        caller's guards say of ``self`` (``known``) decides true; None where it decides one false."""
+        own = self._self_facts(node, conds[here:])
+        if any((e, not pol) in known for e, pol in own if e is not None):
+            return None  # the caller's guard on `self` decided this branch the other way
+        return conds[:here] + tuple(c for c, f in zip(conds[here:], own) if f not in known)
+
+    def _reporter(self, step, what, act: Action, node: Node, ctx):
+        """How a hazard or report step is reported under some conditions (kept to report it again when its
+        paths fold: _fold_alternatives)."""
+        if step == _HAZARD:
+            return lambda c: self._hazard(act, node, ctx, c)
+        return lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c)
 
     def _hooks_registered_in(self, node: Node) -> list:
         """[(hook node, (Condition,))] for each module hook ``node``'s function registers."""

@@ -82,7 +82,8 @@ class _ResultUnpickler(pickle.Unpickler):
                          ("compile_lint.regions", "UnresolvedRegion"), ("compile_lint.findings", "Condition"),
                          ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard"),
                          # the steps of a walk's nodes (IncState.steps): plain frozen dataclasses
-                         ("compile_lint.actions", "Node"), ("compile_lint.actions", "Action")} |
+                         ("compile_lint.actions", "Node"), ("compile_lint.actions", "Action"),
+                         ("compile_lint.reach_replay", "WalkLog")} |
                         {("compile_lint.values", n) for n in ("Func", "Class", "Instance", "Module", "External",
                                                               "ExternalInstance", "Foreign", "Op", "Const", "DictVal",
                                                               "SeqVal", "TupleVal", "Namespace", "Partial", "Super",

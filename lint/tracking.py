@@ -47,6 +47,9 @@ class Tracker:
         self.exists_only = False
         self.loaded: list = []  # modules in the order they were loaded
         self.func_items: dict = {}  # id(FunctionSummary) -> its part items (TrackedFunction)
+        # units whose value a replayed walk works out again and compares (lint/reach_replay.py): a walk that
+        # used one that is stale may still be replayed
+        self.replay_checked: set = set()
 
     def open(self) -> int:
         uid = self.next_id
@@ -548,6 +551,30 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
         return tracker.run(plain_hooks, fid)[1]
 
     reach._steps, reach.actions, reach._registers_hooks = steps, actions, registers_hooks
+    # the memo entries a walk makes itself (a method's calls on its own `self`, a class's registered hooks,
+    # the values an entry's defaults and a hook's registration evaluate) are units of their own: a region
+    # that reuses one depends on what it read, not on the whole walk that made it first -- else an edit below
+    # that walk would make every region sharing the entry stale as a walk, not replayable (reach_replay.py)
+    plain_self_call, self_calls = reach._is_self_call, reach._self_calls
+    plain_class_hooks, class_hooks = reach._registered_hooks, reach._hooks_memo
+
+    def is_self_call(node, act):
+        if dict.__contains__(self_calls, node.fid):
+            return plain_self_call(node, act)  # (the memo's read adds the use of the unit that made it)
+        # the frame's unit (it makes the memo entry): a replayed walk works out again the facts on `self` that
+        # an edited node's calls give (reach_replay.py), so a walk that used this unit, stale, may be replayed
+        tracker.replay_checked.add(tracker.next_id)
+        return tracker.frame(plain_self_call, node, act)
+
+    def registered_hooks(cid):
+        if dict.__contains__(class_hooks, cid):
+            return class_hooks[cid]
+        return tracker.frame(plain_class_hooks, cid)
+
+    plain_entries, plain_registrations = reach._entry_nodes, reach._hook_registrations
+    reach._is_self_call, reach._registered_hooks = is_self_call, registered_hooks
+    reach._entry_nodes = lambda region, default_call=False: tracker.frame(plain_entries, region, default_call)
+    reach._hook_registrations = lambda *args: tracker.frame(plain_registrations, *args)
 
 
 def track_finder(tracker: Tracker, finder) -> None:

@@ -163,6 +163,104 @@ def test_fixtures_edit_every_function_body(tmp_path, fixture):
     assert kinds and set(kinds) == {"incremental"}, kinds
 
 
+def _same_line_edits(path: Path, prefix: str) -> list:
+    """Each function of ``path`` with ``prefix`` put in front of the first one-line statement of its body, on
+    the same line (no line moves, as the bench's code edits): [(function name, new text)]."""
+    import ast
+
+    src = path.read_text()
+    out = []
+    for fn in ast.walk(ast.parse(src)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for st in fn.body:
+            if st.lineno != st.end_lineno or not isinstance(st, (ast.Expr, ast.Assign, ast.Return, ast.AugAssign)):
+                continue
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                continue  # the docstring
+            lines = src.splitlines(keepends=True)
+            line = lines[st.lineno - 1]
+            if line[:st.col_offset].strip():
+                continue
+            lines[st.lineno - 1] = line[:st.col_offset] + prefix + line[st.col_offset:]
+            out.append((fn.name, "".join(lines)))
+            break
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in (HERE / "fixtures").iterdir() if p.is_dir()))
+def test_same_line_edits_replay_the_walks_to_the_findings_of_a_scan_without_cache(tmp_path, fixture):
+    """A hazard added to a function's body with no line moved, then removed (the undo): the regions that reach
+    it are replayed from their walk logs (lint/reach_replay.py), and the findings are a scan without cache's."""
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    replayed = 0
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:6]:
+            for step in (text, original):
+                _write(path, step)
+                replayed += _check(root, cache).stats["incremental"]["regions_replayed"]
+    assert replayed > 0
+
+
+def test_a_call_added_on_the_same_line_is_walked_not_replayed(tmp_path):
+    """A new call changes what the walk reaches: the region is walked again, and the hazard behind the call is
+    found; a hazard added to the same function is replayed; each as a scan without cache finds."""
+    root, cache, _ = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h import work\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n"
+                    "    return work(x)\n",
+        "pkg/h.py": "import os\nimport subprocess\n\n\ndef probe():\n    return subprocess.run(['nvcc'])\n\n\n"
+                    "def ident(x):\n    return x\n\n\ndef work(x):\n    y = x + 1\n    return ident(y)\n",
+    })
+    h = root / "pkg/h.py"
+    original = h.read_text()
+    _write(h, original.replace("    y = x + 1", "    probe(); y = x + 1"))
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 1 and got.stats["incremental"]["regions_replayed"] == 0
+    assert [f["callee"] for f in _findings(got)] == ["subprocess.run"]
+    _write(h, original)
+    assert _check(root, cache).stats["incremental"]["regions_replayed"] == 0  # the call removed
+    _write(h, original.replace("    y = x + 1", "    os.environ.get('K'); y = x + 1"))
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_replayed"] == 1
+    assert [f["callee"] for f in _findings(got)] == ["os.environ.get"]
+    # in front of a call, on its line: the call moves (its column), the traversal does not
+    _write(h, original.replace("    return ident(y)", "    os.environ.get('K2'); return ident(y)"))
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_replayed"] == 1
+    assert [f["callee"] for f in _findings(got)] == ["os.environ.get"] and "K2" in _findings(got)[0]["message"]
+
+
+def test_a_call_of_several_callees_moved_along_its_line_is_replayed(tmp_path):
+    """One of several callees (a table of functions indexed by an argument) is a condition named by the call's
+    position; a hazard put in front of the call on its line moves the call, not what it reaches: replayed, with
+    the findings of a scan without cache."""
+    root, cache, first = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h import work\n\n\n@torch.compile(fullgraph=True)\ndef f(x, k):\n"
+                    "    return work(x, k)\n",
+        "pkg/h.py": "import os\nimport subprocess\n\n\ndef fa(x):\n    return subprocess.run(['a'])\n\n\n"
+                    "def fb(x):\n    return subprocess.run(['b'])\n\n\n"
+                    "def work(x, k):\n    return {'a': fa, 'b': fb}[k](x)\n",
+    })
+    assert len(_findings(first)) == 2 and all(f["conditions"] for f in _findings(first))
+    h = root / "pkg/h.py"
+    _write(h, h.read_text().replace("    return {'a'", "    os.environ.get('K'); return {'a'"))
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_replayed"] == 1
+    assert len(_findings(got)) == 3
+
+
 def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
     """The hook's scan keeps every path to each hazard: after an edit, the same paths as without cache."""
     root, cache = corpus

@@ -1,0 +1,220 @@
+"""Replaying a region's walk after an edit that changed no call: only the hazards are reported again.
+
+What ``Reach.walk`` does splits in two: the *traversal* -- which node is reached from which, under which
+conditions, when (``parent``, ``conds_of``, the facts on ``self``, the queue, the deferred calls) -- and the
+*reports* of each visited node's hazard steps under the conditions of that moment.  The traversal is decided
+by the calls (the ``_CHILD`` steps) alone; it is most of the walk's time (one ``take`` per call per visit:
+the conditions of every path, the folds of many-callee sites).
+
+So each walk of an incremental scan keeps a ``WalkLog``: its entry nodes, its visits in order, and every change
+of a node's traversal state with the index of the step that made it.  After an edit, a region whose walk read
+nothing that changed but the steps of some nodes (and what the replay works out again itself), where those
+nodes' calls are the same as when the log was made but for where they are on their lines (an edit that adds,
+removes or changes a hazard and no call: the bench's edits), is replayed from its log: the same visits in the
+same order, the state changes applied at the step that made them, each change made by an edited node's call
+taken with the call's new action and its facts on ``self`` worked out again, and each visited node's hazard
+steps -- the new ones for the edited nodes -- reported as ``take`` reports them.  The findings, their order
+and their paths are what walking again gives (the paths above a node are built at its first report, so a
+change is applied where the walk made it, not once per visit).
+
+Anything the replay cannot follow -- other entries, a node whose calls changed, other facts on ``self``, other
+module hooks, a log that does not fit -- returns None, and the region is walked again (lint/incremental.py
+decides which regions may be replayed, from what tracking.py recorded they read).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class WalkLog:
+    """What one walk did, to replay it (module docstring).  ``events``: a visited Node; a state change
+    ``(step index or -1, node, parent link, conditions, facts on self)``; ``"D"`` before a deferred call is
+    taken; ``"P"`` at the end of phases 1 and 2."""
+
+    __slots__ = ("default_call", "entries", "events", "hooks")
+
+    def __init__(self, default_call: bool = False):
+        self.default_call = default_call
+        self.entries: list = []
+        self.events: list = []
+        self.hooks: list = []
+
+    def __getstate__(self):
+        return (self.default_call, self.entries, self.events, self.hooks)
+
+    def __setstate__(self, state):
+        self.default_call, self.entries, self.events, self.hooks = state
+
+
+class ReplayMixin:
+    """``Reach.replay``; ``child_steps_moved(node, variant, steps)`` (set by lint/incremental.py) says how the
+    node's steps changed since its log was made: None (they are the logged ones), {logged index: index now} of
+    its calls (worked out again, the same calls but for where they are: the replay takes their new actions
+    and works out the facts on ``self`` they give again), or False (its calls changed: no replay)."""
+
+    def replay(self, region, log: WalkLog, default_call: bool = False) -> Optional[tuple]:
+        """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be."""
+        from .dynamo import model
+        from .findings import RegionRef
+        from .reach import _CHILD, _dedup, _fold_alternatives
+
+        moved = self.child_steps_moved
+        if moved is None:
+            return None
+        predicates = dict(model.REGION_PREDICATES)
+        predicates.update(region.predicates)
+        variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
+        entries = self._entry_nodes(region, default_call)
+        if entries != log.entries:
+            return None
+        region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
+        parent: dict = {}
+        prefixes: dict = {}
+        conds_of: dict = {}
+        self_facts: dict = {}
+        findings: list = []
+        redo: dict = {}
+        ctx = (parent, prefixes, region, region_ref)
+        walked_before = self.stats.functions_walked
+
+        def put(change: tuple) -> None:
+            _, n, link, conds, facts = change
+            parent[n] = link
+            conds_of[n] = conds
+            self_facts[n] = facts
+
+        def report(node, step, what, act, conds: tuple) -> None:
+            """``take`` of a hazard or report step (Reach.walk)."""
+            known = self_facts.get(node)
+            here = len(conds_of[node])
+            if known and len(conds) > here:
+                conds = self._against_self_facts(node, conds, here, known)
+                if conds is None:
+                    return
+            conds = _dedup(conds)
+            reporter = self._reporter(step, what, act, node, ctx)
+            found = reporter(conds)
+            if conds:
+                for f in found:
+                    redo[id(f)] = reporter
+            findings.extend(found)
+
+        def redone(node, what, act, conds: tuple, change: tuple) -> Optional[tuple]:
+            """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
+            the call's new action (where it is) and the facts on ``self`` worked out again; None where they
+            differ from the logged ones (the traversal below may differ: walk again)."""
+            known = self_facts.get(node)
+            here = len(conds_of[node])
+            if known and len(conds) > here:
+                conds = self._against_self_facts(node, conds, here, known)
+                if conds is None:
+                    return None  # the take would have stopped here now
+            at, child, _, path_conds, facts = change
+            first = child not in parent
+            if self._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
+                return None
+            return (at, child, (node, act), path_conds, facts)
+
+        deferred: list = []
+        taken = 0  # deferred calls taken so far
+        redo_next = None  # the deferred call just taken, when its node's steps were worked out again
+
+        def take_deferred(up_to_call: bool) -> bool:
+            """Report the deferred hazard steps up to the next deferred call (and take that call), or all the
+            rest; False where what is left does not fit the log."""
+            nonlocal taken, redo_next
+            while taken < len(deferred):
+                entry = deferred[taken]
+                node, step, what, act, conds = entry
+                taken += 1
+                if step == _CHILD:
+                    # its effects are the logged changes that follow
+                    redo_next = entry if node in worked_out else None
+                    return up_to_call
+                report(node, step, what, act, conds_of[node] + conds)
+            return not up_to_call
+
+        worked_out: set = set()  # the visited nodes whose steps were worked out again (not the logged ones)
+
+        events = log.events
+        new_events: list = []
+        certain_only = True
+        phase = 1
+        j, n = 0, len(events)
+        replayed = False
+        try:
+            while j < n:
+                e = events[j]
+                j += 1
+                cls = e.__class__
+                if cls is tuple:
+                    if redo_next is not None:  # the change made by a deferred call of a node worked out again
+                        node, _, what, act, conds = redo_next
+                        e = redone(node, what, act, conds_of[node] + conds, e)
+                        if e is None:
+                            return None
+                        redo_next = None
+                    put(e)
+                    new_events.append(e)
+                    continue
+                redo_next = None
+                if cls is str:
+                    new_events.append(e)
+                    if e == "D":
+                        if not take_deferred(True):
+                            return None
+                        continue
+                    if phase == 2:
+                        if not take_deferred(False):
+                            return None
+                        hooks = [h for node in list(parent) for h in self._hooks_registered_in(node)]
+                        if hooks != log.hooks:
+                            return None
+                    phase += 1
+                    certain_only = False
+                    continue
+                # a visit of node e; the state changes it made follow it
+                self.stats.functions_walked += 1
+                steps = self._steps(e, predicates, variant)
+                where = moved(e, variant, steps)
+                if where is False:
+                    return None
+                k = j
+                while k < n and events[k].__class__ is tuple:
+                    k += 1
+                changes = events[j:k]
+                j = k
+                if where is not None:
+                    worked_out.add(e)
+                    if any(c[0] not in where for c in changes):
+                        return None  # a change made by a step that is no call now: the log does not fit
+                    changes = [(where[c[0]],) + c[1:] for c in changes]
+                new_events.append(e)
+                here = conds_of[e]
+                c = 0
+                for i, (step, what, act, conds) in enumerate(steps):
+                    if conds and certain_only:
+                        deferred.append((e, step, what, act, conds))
+                    elif step == _CHILD:
+                        while c < len(changes) and changes[c][0] == i:
+                            change = changes[c]
+                            if where is not None:
+                                change = redone(e, what, act, here + conds if conds else here, change)
+                                if change is None:
+                                    return None
+                            put(change)
+                            new_events.append(change)
+                            c += 1
+                    else:
+                        report(e, step, what, act, here + conds if conds else here)
+                if c != len(changes):
+                    return None
+            replayed = phase == 3
+        finally:
+            if not replayed:
+                self.stats.functions_walked = walked_before  # not replayed: the walk counts its own visits
+        if not replayed:
+            return None
+        new_log = WalkLog(default_call)
+        new_log.entries, new_log.events, new_log.hooks = entries, new_events, log.hooks
+        return findings + _fold_alternatives(findings, redo), new_log
