@@ -407,11 +407,13 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     walked = [0]  # functions walked: the sum of every region's (reused ones included)
 
     def walk_one(r: Region) -> tuple:
-        """(the region's findings, each hazard once with its best path unless every path is kept; the hazard
-        shown first and whether it is an error; how many functions the walk visited)."""
+        """(the region's findings, each hazard once with its best path unless every path is kept; for a public
+        API, the hazard shown first and whether it is an error; how many functions the walk visited)."""
         before = reach.stats.functions_walked
         hazards = reach.walk(r)
-        if r.kind == "public-api" and len(breaks(hazards)) > 1:
+        if r.kind != "public-api":
+            f = None  # the hazard shown first is library mode's (library.verdicts: the public APIs' rows only)
+        elif len(breaks(hazards)) > 1:
             # library mode shows the hazard Dynamo meets first on the call users make (lint/firsthazard.py):
             # against the H200, FlashInfer 0.7.2's shown hazard is Dynamo's stop for 46 of 56 failing APIs
             # (40 without the default call and the order of two calls on one line)

@@ -46,6 +46,7 @@ class IncState:
     steps: dict = field(default_factory=dict)
     # units a replayed walk checks itself (Tracker.replay_checked): stale, they do not keep a walk from replaying
     replay_checked: frozenset = frozenset()
+    redone_units: frozenset = frozenset()  # what a replay does again itself (Tracker.redone_units)
 
 
 @dataclass
@@ -203,7 +204,8 @@ class Incremental:
         self.replayed = 0  # of the regions walked again, those replayed from their log (lint/reach_replay.py)
         # unit -> the ids of the items its replayed walk's log stands for (what the logged traversal read)
         self._replay_reads: dict = {}
-        self._steps_units: Optional[set] = None
+        self._replay_safe: Optional[set] = None  # the stale units a walk may have used and be replayed
+        self._redone: Optional[set] = None  # the units a replay uses again itself (steps, reports, entries)
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
@@ -267,9 +269,12 @@ class Incremental:
             reach.replay_logs = None
         if reach.replayed:
             self.replayed += 1
-            # what the logged traversal read (none of it changed: _replayable), for the next edit's plan
+            # what the logged traversal read and used (none of it changed: _replayable), for the next edit's
+            # plan; not the steps, reports and entries, which the replay used again itself (kept, they would
+            # pile up, one more set each replay)
             self._replay_reads[uid] = self.old.reads.get(old_uid, ())
-            kept = tuple(u for u in self.old.uses.get(old_uid, ()) if u not in self.plan.stale)
+            kept = tuple(u for u in self.old.uses.get(old_uid, ())
+                         if u not in self.plan.stale and u not in self._redone)
             self.t.uses[uid] = tuple(set(self.t.uses[uid]).union(kept))
             self.kept.update(kept)
         self.walks.append((key, region, uid, result, reach.walk_logs))
@@ -278,16 +283,17 @@ class Incremental:
 
     def _replayable(self, uid: int) -> bool:
         """Whether a stale region walk may be replayed from its log: it read no changed item itself, and the
-        only stale units it used are nodes' steps (whose calls the replay compares: _child_steps_moved) and
-        what the replay works out again itself (IncState.replay_checked).  What else its traversal used (the
-        entries, a memo's value) is unchanged then."""
+        only stale units it used are nodes' steps (whose calls the replay compares: _child_steps_moved), what
+        the reports say and the entries (done again) and what the replay checks itself (IncState.replay_checked).
+        What else its traversal used (the entries, a memo's value) is unchanged then."""
         if self._changed_ids is None:
             self._changed_ids = {self.old.items[it] for it in self.plan.changed_items if it in self.old.items}
-            self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
+            self._redone = {e[0] for e in self.old.steps.values()} | self.old.redone_units
+            self._replay_safe = self._redone | self.old.replay_checked
         if uid in self.old.shared or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
             return False
         stale = self.plan.stale
-        return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
+        return all(u in self._replay_safe for u in self.old.uses.get(uid, ()) if u in stale)
 
     def _child_steps_moved(self, node, variant, steps):
         """How ``node``'s steps moved since the previous scan (ReplayMixin): None if they are the kept ones,
@@ -362,8 +368,9 @@ class Incremental:
         st.items = table
         st.shared = shared
         st.steps = self._steps_table(reads)
-        checked = self.t.replay_checked | (self.old.replay_checked if self.old is not None else frozenset())
-        st.replay_checked = frozenset(u for u in checked if u in reads)
+        for kind in ("replay_checked", "redone_units"):
+            units = getattr(self.t, kind) | (getattr(self.old, kind) if self.old is not None else frozenset())
+            setattr(st, kind, frozenset(u for u in units if u in reads))
         return st
 
     def _steps_table(self, reads: dict) -> dict:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+_MISS = object()
+
 
 class WalkLog:
     """What one walk did, to replay it (module docstring).  ``events``: a visited Node; a state change
@@ -135,6 +137,7 @@ class ReplayMixin:
             return not up_to_call
 
         worked_out: set = set()  # the visited nodes whose steps were worked out again (not the logged ones)
+        logged_index: dict = {}  # node -> None (its steps are the logged ones) or {index now: index logged}
 
         events = log.events
         new_events: list = []
@@ -173,42 +176,40 @@ class ReplayMixin:
                     phase += 1
                     certain_only = False
                     continue
-                # a visit of node e; the state changes it made follow it
+                # a visit of node e; the state changes it made follow it, in the order of its calls
                 self.stats.functions_walked += 1
                 steps = self._steps(e, predicates, variant)
-                where = moved(e, variant, steps)
-                if where is False:
-                    return None
-                k = j
-                while k < n and events[k].__class__ is tuple:
-                    k += 1
-                changes = events[j:k]
-                j = k
-                if where is not None:
+                back = logged_index.get(e, _MISS)
+                if back is _MISS:
+                    where = moved(e, variant, steps)
+                    if where is False:
+                        return None
+                    # None: the logged steps; else each call's index now -> its index in the log
+                    back = logged_index[e] = None if where is None else {v: k for k, v in where.items()}
+                if back is not None:
                     worked_out.add(e)
-                    if any(c[0] not in where for c in changes):
-                        return None  # a change made by a step that is no call now: the log does not fit
-                    changes = [(where[c[0]],) + c[1:] for c in changes]
                 new_events.append(e)
                 here = conds_of[e]
-                c = 0
                 for i, (step, what, act, conds) in enumerate(steps):
                     if conds and certain_only:
                         deferred.append((e, step, what, act, conds))
                     elif step == _CHILD:
-                        while c < len(changes) and changes[c][0] == i:
-                            change = changes[c]
-                            if where is not None:
-                                change = redone(e, what, act, here + conds if conds else here, change)
+                        at = i if back is None else back[i]
+                        while j < n:
+                            change = events[j]
+                            if change.__class__ is not tuple or change[0] != at:
+                                break
+                            j += 1
+                            if back is not None:
+                                change = redone(e, what, act, here + conds if conds else here, (i,) + change[1:])
                                 if change is None:
                                     return None
                             put(change)
                             new_events.append(change)
-                            c += 1
                     else:
                         report(e, step, what, act, here + conds if conds else here)
-                if c != len(changes):
-                    return None
+                if j < n and events[j].__class__ is tuple:
+                    return None  # a change the visit's calls did not make: the log does not fit
             replayed = phase == 3
         finally:
             if not replayed:

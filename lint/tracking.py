@@ -50,6 +50,9 @@ class Tracker:
         # units whose value a replayed walk works out again and compares (lint/reach_replay.py): a walk that
         # used one that is stale may still be replayed
         self.replay_checked: set = set()
+        # what a replayed walk does again itself (what a report says, the entries, whether a function registers
+        # hooks and which): it may use a stale one, and needs none of the logged walk's
+        self.redone_units: set = set()
 
     def open(self) -> int:
         uid = self.next_id
@@ -522,6 +525,7 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
         finally:
             tracker.exists_only = False
         tracker.last_closed = uid
+        tracker.redone_units.add(uid)
         return res
 
     reach._report_text = report_text
@@ -548,7 +552,9 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
     def registers_hooks(fid):
         if dict.__contains__(hooks_memo, fid):
             return hooks_memo[fid]
-        return tracker.run(plain_hooks, fid)[1]
+        uid, found = tracker.run(plain_hooks, fid)
+        tracker.redone_units.add(uid)  # asked again by a replay of every node reached (its phase 3)
+        return found
 
     reach._steps, reach.actions, reach._registers_hooks = steps, actions, registers_hooks
     # the memo entries a walk makes itself (a method's calls on its own `self`, a class's registered hooks,
@@ -572,9 +578,14 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
         return tracker.frame(plain_class_hooks, cid)
 
     plain_entries, plain_registrations = reach._entry_nodes, reach._hook_registrations
+
+    def redone(fn, *args):
+        tracker.redone_units.add(tracker.next_id)  # (the frame's unit, if it makes an entry)
+        return tracker.frame(fn, *args)
+
     reach._is_self_call, reach._registered_hooks = is_self_call, registered_hooks
-    reach._entry_nodes = lambda region, default_call=False: tracker.frame(plain_entries, region, default_call)
-    reach._hook_registrations = lambda *args: tracker.frame(plain_registrations, *args)
+    reach._entry_nodes = lambda region, default_call=False: redone(plain_entries, region, default_call)
+    reach._hook_registrations = lambda *args: redone(plain_registrations, *args)
 
 
 def track_finder(tracker: Tracker, finder) -> None:

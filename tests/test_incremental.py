@@ -261,6 +261,31 @@ def test_a_call_of_several_callees_moved_along_its_line_is_replayed(tmp_path):
     assert len(_findings(got)) == 3
 
 
+def test_replays_leave_a_state_that_does_not_grow(tmp_path):
+    """An edit and its undo, again and again, each replayed: the state keeps what the last replay used, not
+    what every replay before it did (its reports, its steps)."""
+    import pickle
+
+    root, cache, _ = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h import work\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n"
+                    "    return work(x)\n",
+        "pkg/h.py": "import os\nimport subprocess\n\n\ndef probe(x):\n    subprocess.run(['nvcc'])\n"
+                    "    return x\n\n\ndef work(x):\n    y = probe(x)\n    return y\n",
+    })
+    h = root / "pkg/h.py"
+    original = h.read_text()
+    sizes = []
+    for _ in range(3):
+        for text in (original.replace("    y = probe(x)", "    os.environ.get('K'); y = probe(x)"), original):
+            _write(h, text)
+            assert _check(root, cache).stats["incremental"]["regions_replayed"] == 1
+        (state,) = (cache / "results").glob("*.inc")
+        st = pickle.loads(state.read_bytes())
+        sizes.append((len(st.reads), sum(map(len, st.uses.values())), len(st.redone_units)))
+    assert sizes[0] == sizes[1] == sizes[2], sizes
+
+
 def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
     """The hook's scan keeps every path to each hazard: after an edit, the same paths as without cache."""
     root, cache = corpus
