@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compile_lint.engine import ScanOptions, scan
 from compile_lint.report import to_json
@@ -533,3 +535,17 @@ def test_a_hook_registration_added_to_a_reached_function_is_walked(tmp_path):
     _edit(root / "pkg/inst.py", "module.register_forward_hook(capture)", "n = 1")
     got = _check(root, cache)
     assert not [f for f in got.findings if f.callee == "os.path.exists"]
+
+
+_PIECES = [b"a", b"ab", b"9", b"_", b"(", b")", b".", b" ", b"\n", b"class ", b":", b"A", b"B", b","]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map(b"".join),
+       st.sampled_from([b"a", b"ab", b"_a", b"9a", b"A", b"AB", b"a.b", b"a(", b"class"]),
+       st.sampled_from([(False, False), (True, False), (False, True)]))
+@settings(max_examples=400, deadline=None)
+def test_a_text_answers_mention_queries_as_the_locator_does(text, needle, kind):
+    """stale_checks asks each changed file's words once (_TextMentions); the answers are the regex search's."""
+    from compile_lint.incremental import _mentions, _TextMentions
+
+    assert _TextMentions(text).mentions(needle, *kind) == _mentions(text, needle, *kind)
