@@ -21,7 +21,7 @@ from typing import Optional
 
 from .summary import FunctionSummary, callee_name
 from .tracking import (_MISS, _TABLES, FUNCTION_PARTS, ROOT, SharedMemo, TrackedMap, TrackedMemo, Tracker,  # noqa: F401
-                       track_finder, track_program, track_reach)
+                       mention_files, track_finder, track_program, track_reach)
 
 
 # ------------------------------------------------------------------------------------------------ state
@@ -47,6 +47,9 @@ class IncState:
     # units a replayed walk checks itself (Tracker.replay_checked): stale, they do not keep a walk from replaying
     replay_checked: frozenset = frozenset()
     redone_units: frozenset = frozenset()  # what a replay does again itself (Tracker.redone_units)
+    # the index of which scanned files mention which identifiers (program/locator.py): (files, parts) or None;
+    # the next scan takes it over, the edited files' entries worked out again (building it reads every file)
+    mentions: Optional[tuple] = None
 
 
 @dataclass
@@ -243,9 +246,14 @@ class Incremental:
         self._moved: dict = {}
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
         self._reach = None
+        self._program = None
 
     def install(self, program, reach, finder) -> None:
         track_program(self.t, program)
+        self._program = program
+        if self.old is not None and self.old.mentions is not None:
+            files, parts = self.old.mentions
+            program._mention_index.kept = (files, parts, {p: data for p, (_, data) in self.plan.texts.items()})
         track_reach(self.t, reach, self._reuse_steps if self.old is not None else None)
         track_finder(self.t, finder)
         self._reach = reach
@@ -399,15 +407,27 @@ class Incremental:
         root = {it[1] for it in self.t.reads[ROOT] if it[0] in _MODULE_ITEMS}
         st = IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
         st.root_modules = frozenset(root)
+        index = self._program._mention_index.get(None) if self._program is not None else None
+        if index is None and self.old is not None and self.old.mentions is not None:
+            # not asked this scan: the previous index with this scan's edits, for the next one
+            from .program.locator import _MentionIndex
+
+            files, parts = self.old.mentions
+            index = _MentionIndex(list(files))
+            index.restore(parts, {p: data for p, (_, data) in self.plan.texts.items()})
+        if index is not None:
+            st.mentions = (mention_files(index), index.parts())
         st.items = table
         st.shared = shared
-        st.steps = self._steps_table(reads)
+        light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
+        st.steps = self._steps_table(reads, light)
+        self._portable_logs(light)
         for kind in ("replay_checked", "redone_units"):
             units = getattr(self.t, kind) | (getattr(self.old, kind) if self.old is not None else frozenset())
             setattr(st, kind, frozenset(u for u in units if u in reads))
         return st
 
-    def _steps_table(self, reads: dict) -> dict:
+    def _steps_table(self, reads: dict, light: dict) -> dict:
         """IncState.steps: the previous scan's entries still in use and not stale, and this scan's own (their
         actions without what only working out the steps read: see _portable)."""
         out: dict = {}
@@ -418,11 +438,27 @@ class Incremental:
         if self._reach is None:
             return out
         first = self.old.next_id if self.old is not None else 1
-        light: dict = {}
         for key, (steps, uid) in dict.items(self._reach._steps_memo):
             if uid >= first:  # worked out by this scan (a reused entry is already in ``out``)
                 out[key] = (uid, [(kind, what, _portable(act, light), conds) for kind, what, act, conds in steps])
         return out
+
+    def _portable_logs(self, light: dict) -> None:
+        """The actions of the parent links this scan's walk logs hold, as kept (_portable; the replay reads
+        what the paths' frames read of them), so that the state holds each once, with the steps table: the
+        walk's own actions carry their arguments and guards, 26,746 of them on the benchmark site."""
+        first = self.old.next_id if self.old is not None else 1
+        for _, _, uid, _, logs in self.walks:
+            if uid < first:
+                continue  # a reused walk's logs are the previous state's, kept so already
+            for log in logs:
+                events = log.events
+                for i, e in enumerate(events):
+                    if e.__class__ is tuple and e[2] is not None:
+                        node, act = e[2]
+                        kept = _portable(act, light)
+                        if kept is not act:
+                            events[i] = (e[0], e[1], (node, kept), e[3], e[4])
 
     def modules_read(self, state: IncState) -> list:
         """The modules the units of ``state`` loaded, in load order."""
@@ -506,6 +542,10 @@ def _portable(act, light: dict):
         from .values import Func
 
         target = act.target
+        if not (act.args or act.kwargs or act.guards) and (
+                not isinstance(target, Func) or not (target.wrappers or target.closure)):
+            got = light[id(act)] = act  # kept so already (a previous state's): one object stays one
+            return got
         if isinstance(target, Func):
             target = Func(target.id, target.self_cls, target.flags)
         got = light[id(act)] = replace(act, args=(), kwargs=(), guards=(), target=target)  # acts live on: ids hold

@@ -19,6 +19,8 @@ each region (``walk``).  While they run, a ``Tracker`` records, per unit, what i
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from .summary import FunctionSummary, callee_name
 
 _MISS = object()
@@ -462,13 +464,20 @@ def track_program(tracker: Tracker, program) -> None:
 
 
 class _MentionIndexes(dict):
-    """``Program._mention_index``: each index's answers are recorded as checks."""
+    """``Program._mention_index``: each index's answers are recorded as checks.  ``kept``: (files, parts,
+    texts) of the previous scan's index of the scanned files (lint/incremental.py), taken over when this
+    scan's has the same files (``_MentionIndex.restore``)."""
 
     def __init__(self, tracker: Tracker):
         dict.__init__(self)
         self.t = tracker
+        self.kept: Optional[tuple] = None
 
     def __setitem__(self, key, index):
+        if key is None and self.kept is not None:
+            files, parts, texts = self.kept
+            if files == mention_files(index):
+                index.restore(parts, texts)
         plain = index.files_with
         t = self.t
 
@@ -482,6 +491,11 @@ class _MentionIndexes(dict):
 
         index.files_with = files_with
         dict.__setitem__(self, key, index)
+
+
+def mention_files(index) -> tuple:
+    """The files of a ``_MentionIndex``, as the incremental state keeps them."""
+    return tuple((m, str(p), pkg) for m, p, pkg in index.files)
 
 
 class _Rebound(dict):

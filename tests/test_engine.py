@@ -2,6 +2,9 @@
 import textwrap
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from compile_lint.engine import ScanOptions, scan
 
 
@@ -311,3 +314,39 @@ def test_discovery_respects_gitignore_like_ruff(tmp_path):
     assert names(repo) == ["pkg", "pkg.a", "pkg.scratch_keep"]
     assert names(repo / ".venv" / "lib" / "site-packages") == ["lib"]  # named: scanned although ignored
     assert len(names(repo / "pkg", respect_gitignore=False)) == 6
+
+
+_TEXTS = ["class A(Base, mix.Mixin):\n    pass\n", "x = Base()\n", "class B(\n    Base,\n):\n    y = Mixin\n",
+          "# Base\nEntryClass = A\n", "class C(A): pass\nC(1)\n", "", "Mixin(Base)\n"]
+_NEEDLES = [b"Base", b"Mixin", b"A", b"B", b"C", b"EntryClass", b"mix"]
+
+
+@given(st.lists(st.sampled_from(range(len(_TEXTS))), min_size=1, max_size=5),
+       st.dictionaries(st.integers(0, 4), st.sampled_from(range(len(_TEXTS))), max_size=3),
+       st.lists(st.sampled_from(_NEEDLES), max_size=4))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_mention_index_restored_after_edits_answers_as_one_built_again(tmp_path, before, edits, asked):
+    """An incremental scan takes the previous scan's index over (_MentionIndex.restore), the edited files'
+    entries worked out from their new text: every query answers as an index built from the files again."""
+    from compile_lint.program.locator import _MentionIndex
+
+    d = tmp_path / str(abs(hash((tuple(before), tuple(edits.items()), tuple(asked)))))
+    d.mkdir()
+    files = [(f"m{i}", d / f"m{i}.py", False) for i in range(len(before))]
+    for (_, path, _), t in zip(files, before):
+        path.write_text(_TEXTS[t])
+    old = _MentionIndex(files)
+    for needle in asked:  # what the previous scan built: some indexes, some whole-text queries
+        for kind in ((False, False), (True, False), (False, True)):
+            old.files_with(needle, *kind)
+    texts = {}
+    for i, t in edits.items():
+        if i < len(files):
+            files[i][1].write_text(_TEXTS[t])
+            texts[str(files[i][1])] = _TEXTS[t].encode()
+    restored, fresh = _MentionIndex(files), _MentionIndex(files)
+    restored.restore(old.parts(), texts)
+    restored._texts = None  # answers come from what was restored, or the test would pass reading the files
+    for needle in asked:
+        for kind in ((False, False), (True, False), (False, True)):
+            assert restored.files_with(needle, *kind) == fresh.files_with(needle, *kind)

@@ -13,6 +13,7 @@ import builtins
 import os
 import re
 import sys
+from bisect import insort
 from pathlib import Path
 from typing import Optional
 
@@ -116,7 +117,7 @@ class _MentionIndex:
         self.files = files
         self._bases: Optional[dict] = None
         self._called: Optional[dict] = None
-        self._anywhere: dict = {}  # needle -> files
+        self._anywhere: dict = {}  # needle -> indices of the files
 
     def _texts(self):
         for i, (_, path, _) in enumerate(self.files):
@@ -133,9 +134,7 @@ class _MentionIndex:
             if self._bases is None:
                 bases: dict = {}
                 for i, data in self._texts():
-                    if b"class" not in data:
-                        continue
-                    for word in {w for header in _CLASS_BASES_RE.findall(data) for w in IDENT_RE.findall(header)}:
+                    for word in _base_words(data):
                         bases.setdefault(word, []).append(i)
                 self._bases = bases
             return [self.files[i] for i in self._bases.get(needle, ())]
@@ -150,6 +149,44 @@ class _MentionIndex:
         hit = self._anywhere.get(needle)
         if hit is None:
             word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-            hit = self._anywhere[needle] = [self.files[i] for i, data in self._texts()
-                                            if needle in data and word.search(data)]
-        return hit
+            hit = self._anywhere[needle] = [i for i, data in self._texts() if needle in data and word.search(data)]
+        return [self.files[i] for i in hit]
+
+    # ------------------------------------------------------------------ kept between scans (incremental)
+    def parts(self) -> tuple:
+        """What this index has built (file indices per identifier), to be ``restore``d by the next scan."""
+        return (self._bases, self._called, self._anywhere)
+
+    def restore(self, parts: tuple, texts: dict) -> None:
+        """Take over ``parts`` of an index of the same files, where the files whose path (str) is in ``texts``
+        now hold those bytes and the others are unchanged: their entries are worked out again from the new
+        text, so the answers are what building the index again gives (building the base-list index read
+        every scanned file: 1.5 s of a one-file edit's scan of the benchmark site)."""
+        bases, called, anywhere = parts
+        changed = {i: texts[str(path)] for i, (_, path, _) in enumerate(self.files) if str(path) in texts}
+
+        def patched(index: dict, words_of) -> dict:
+            out = {w: [i for i in ids if i not in changed] for w, ids in index.items()}
+            for i, data in changed.items():
+                for w in words_of(data):
+                    insort(out.setdefault(w, []), i)
+            return {w: ids for w, ids in out.items() if ids}
+
+        if bases is not None:
+            self._bases = patched(bases, _base_words)
+        if called is not None:
+            self._called = patched(called, lambda data: set(_CALLED_RE.findall(data)))
+        for needle, ids in anywhere.items():
+            word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+            hit = [i for i in ids if i not in changed]
+            for i, data in changed.items():
+                if needle in data and word.search(data):
+                    insort(hit, i)
+            self._anywhere[needle] = hit
+
+
+def _base_words(data: bytes) -> set:
+    """The identifiers in the base lists of a file's class headers."""
+    if b"class" not in data:
+        return set()
+    return {w for header in _CLASS_BASES_RE.findall(data) for w in IDENT_RE.findall(header)}
