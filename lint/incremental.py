@@ -421,7 +421,7 @@ class Incremental:
         st.shared = shared
         light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
         st.steps = self._steps_table(reads, light)
-        self._portable_logs(light)
+        self._compact_logs(light)
         for kind in ("replay_checked", "redone_units"):
             units = getattr(self.t, kind) | (getattr(self.old, kind) if self.old is not None else frozenset())
             setattr(st, kind, frozenset(u for u in units if u in reads))
@@ -443,22 +443,40 @@ class Incremental:
                 out[key] = (uid, [(kind, what, _portable(act, light), conds) for kind, what, act, conds in steps])
         return out
 
-    def _portable_logs(self, light: dict) -> None:
-        """The actions of the parent links this scan's walk logs hold, as kept (_portable; the replay reads
-        what the paths' frames read of them), so that the state holds each once, with the steps table: the
-        walk's own actions carry their arguments and guards, 26,746 of them on the benchmark site."""
+    def _compact_logs(self, light: dict) -> None:
+        """This scan's walk logs with one object per value: the actions of the parent links as the steps table
+        keeps them (_portable: the walk's own carry their arguments and guards), and each node, path's
+        conditions, facts on ``self``, link and whole change shared by every log that holds it.  A walk makes
+        a new tuple or set for each (on the benchmark site 1,039,410 changes held 604,778 condition tuples of
+        250,332 values and 1,038,775 fact sets of 201): the state is pickled, read and written whole at every
+        run, and its time and memory go by the number of objects."""
         first = self.old.next_id if self.old is not None else 1
+        nodes: dict = {}
+        conds: dict = {}
+        facts: dict = {}
+        links: dict = {}
+        changes: dict = {}
+
+        def one(table: dict, value):
+            return table.setdefault(value, value)
+
         for _, _, uid, _, logs in self.walks:
             if uid < first:
-                continue  # a reused walk's logs are the previous state's, kept so already
+                continue  # a reused walk's logs are the previous state's, compacted then
             for log in logs:
                 events = log.events
                 for i, e in enumerate(events):
-                    if e.__class__ is tuple and e[2] is not None:
-                        node, act = e[2]
-                        kept = _portable(act, light)
-                        if kept is not act:
-                            events[i] = (e[0], e[1], (node, kept), e[3], e[4])
+                    cls = e.__class__
+                    if cls is tuple:
+                        at, child, link, cs, fs = e
+                        child, cs, fs = one(nodes, child), one(conds, cs), one(facts, fs)
+                        if link is not None:
+                            node, act = one(nodes, link[0]), _portable(link[1], light)
+                            link = links.setdefault((id(node), id(act)), (node, act))
+                        key = (at, id(child), id(link), id(cs), id(fs))  # (each is the one object of its value)
+                        events[i] = changes.setdefault(key, (at, child, link, cs, fs))
+                    elif cls is not str:
+                        events[i] = one(nodes, e)
 
     def modules_read(self, state: IncState) -> list:
         """The modules the units of ``state`` loaded, in load order."""

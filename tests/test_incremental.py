@@ -549,3 +549,30 @@ def test_a_text_answers_mention_queries_as_the_locator_does(text, needle, kind):
     from compile_lint.incremental import _mentions, _TextMentions
 
     assert _TextMentions(text).mentions(needle, *kind) == _mentions(text, needle, *kind)
+
+
+def test_the_state_holds_one_object_per_value_of_the_walk_logs(tmp_path):
+    """Each walk makes a new tuple of conditions, set of facts and parent link for each change it logs; the
+    state keeps one object per value across every log (Incremental._compact_logs): the state is read and
+    written whole at every run, and its cost goes by the number of objects."""
+    import pickle
+
+    regions = "".join(f"\n\n@torch.compile(fullgraph=True)\ndef f{i}(x):\n    if x.shape[0] > 2:\n"
+                      f"        return work(x)\n    return x\n" for i in range(3))
+    root, cache, first = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h import work\n" + regions,
+        "pkg/h.py": "import subprocess\n\n\ndef probe(x):\n    subprocess.run(['nvcc'])\n    return x\n\n\n"
+                    "def work(x):\n    return probe(x)\n",
+    })
+    assert len(first.regions) == 3
+    (state,) = (cache / "results").glob("*.inc")
+    st = pickle.loads(state.read_bytes())
+    changes = [e for w in st.walks for log in w[4] for e in log.events if e.__class__ is tuple]
+    assert any(e[3] for e in changes)  # (conditions on the paths: `if x.shape[0] > 2`)
+    for field in (1, 2, 3, 4):  # child, parent link, conditions, facts
+        ids: dict = {}
+        for e in changes:
+            ids.setdefault(e[field], set()).add(id(e[field]))
+        assert all(len(v) == 1 for v in ids.values()), field
+    assert len({id(e) for e in changes}) == len(set(changes))
