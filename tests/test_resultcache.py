@@ -163,6 +163,23 @@ def test_a_corrupt_incremental_state_is_a_full_scan(project, tmp_path):
     assert _facts(again) == _facts(first)
 
 
+def test_a_state_that_cannot_be_written_leaves_no_file_behind(tmp_path):
+    """The state is pickled straight into a temporary file (ResultCache._write_blob): a failure half-way is
+    reported, and neither the temporary file nor a state beside the result is left."""
+    from compile_lint.resultcache import ResultCache
+
+    class Breaks:
+        def __reduce__(self):
+            raise RuntimeError("not picklable here")
+
+    rc = ResultCache.__new__(ResultCache)
+    rc.problems = []
+    target = tmp_path / "results" / "entry.inc"
+    rc._write_blob(target, [list(range(100_000)), Breaks()])  # the failure after the first frames were written
+    assert not target.exists() and list((tmp_path / "results").iterdir()) == []
+    assert rc.problems and "cannot write incremental state" in rc.problems[0][1]
+
+
 def test_the_cli_answers_a_second_scan_from_the_result_cache(project, tmp_path):
     """`compile-lint scan` uses the result cache; `--fix` / `--diff` do not (they need the program)."""
     cmd = [COMPILE_LINT, "scan", str(project / "pkg"), "--no-environment", "--cache-dir", str(tmp_path / "c"),
