@@ -449,7 +449,8 @@ class Incremental:
         conditions, facts on ``self``, link and whole change shared by every log that holds it.  A walk makes
         a new tuple or set for each (on the benchmark site 1,039,410 changes held 604,778 condition tuples of
         250,332 values and 1,038,775 fact sets of 201): the state is pickled, read and written whole at every
-        run, and its time and memory go by the number of objects."""
+        run, and its time and memory go by the number of objects.  A replayed log's events are the previous
+        state's objects, one per value already, but for the changes the replay made again (WalkLog.fresh)."""
         first = self.old.next_id if self.old is not None else 1
         nodes: dict = {}
         conds: dict = {}
@@ -465,7 +466,9 @@ class Incremental:
                 continue  # a reused walk's logs are the previous state's, compacted then
             for log in logs:
                 events = log.events
-                for i, e in enumerate(events):
+                # a replayed log holds the previous state's objects but for the changes it made again
+                for i in (range(len(events)) if log.fresh is None else log.fresh):
+                    e = events[i]
                     cls = e.__class__
                     if cls is tuple:
                         at, child, link, cs, fs = e

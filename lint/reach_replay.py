@@ -31,21 +31,25 @@ _MISS = object()
 class WalkLog:
     """What one walk did, to replay it (module docstring).  ``events``: a visited Node; a state change
     ``(step index or -1, node, parent link, conditions, facts on self)``; ``"D"`` before a deferred call is
-    taken; ``"P"`` at the end of phases 1 and 2."""
+    taken; ``"P"`` at the end of phases 1 and 2.  ``fresh`` (not kept): for a log a replay made, the indices of
+    the events it made itself, the others being the replayed log's own objects (lint/incremental.py shares one
+    object per value only among the new ones); None: every event is new."""
 
-    __slots__ = ("default_call", "entries", "events", "hooks")
+    __slots__ = ("default_call", "entries", "events", "hooks", "fresh")
 
     def __init__(self, default_call: bool = False):
         self.default_call = default_call
         self.entries: list = []
         self.events: list = []
         self.hooks: list = []
+        self.fresh: Optional[list] = None
 
     def __getstate__(self):
         return (self.default_call, self.entries, self.events, self.hooks)
 
     def __setstate__(self, state):
         self.default_call, self.entries, self.events, self.hooks = state
+        self.fresh = None
 
 
 class ReplayMixin:
@@ -141,6 +145,7 @@ class ReplayMixin:
 
         events = log.events
         new_events: list = []
+        fresh: list = []  # the indices in new_events of the changes made again (the others are the log's own)
         certain_only = True
         phase = 1
         j, n = 0, len(events)
@@ -157,6 +162,7 @@ class ReplayMixin:
                         if e is None:
                             return None
                         redo_next = None
+                        fresh.append(len(new_events))
                     put(e)
                     new_events.append(e)
                     continue
@@ -204,6 +210,7 @@ class ReplayMixin:
                                 change = redone(e, what, act, here + conds if conds else here, (i,) + change[1:])
                                 if change is None:
                                     return None
+                                fresh.append(len(new_events))
                             put(change)
                             new_events.append(change)
                     else:
@@ -217,5 +224,5 @@ class ReplayMixin:
         if not replayed:
             return None
         new_log = WalkLog(default_call)
-        new_log.entries, new_log.events, new_log.hooks = entries, new_events, log.hooks
+        new_log.entries, new_log.events, new_log.hooks, new_log.fresh = entries, new_events, log.hooks, fresh
         return findings + _fold_alternatives(findings, redo), new_log
