@@ -364,33 +364,40 @@ class Incremental:
     def _state(self, candidates: tuple) -> IncState:
         table = dict(self.old.items) if self.old is not None else {}
         reads, uses = {}, {}
+        one: dict = {}  # one tuple per value: 1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K
         for u, r in self.t.reads.items():
             used = self.t.uses[u]
             if u == ROOT or not (r or used):
                 continue  # a unit that read nothing and used nothing is never stale
-            reads[u] = tuple(table.setdefault(it, len(table)) for it in r)
+            got = tuple(table.setdefault(it, len(table)) for it in r)
             if u in self._replay_reads:  # ids of the same table (it starts as the previous scan's)
-                reads[u] = tuple(set(reads[u]).union(self._replay_reads[u]))
-            uses[u] = tuple(used)
+                got = tuple(set(got).union(self._replay_reads[u]))
+            reads[u] = one.setdefault(got, got)
+            got = tuple(used)
+            uses[u] = one.setdefault(got, got)
         shared = {u: tuple(w) for u, w in self.t.shared.items() if u != ROOT and w}
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
         if self.old is not None:  # the old units still in use, and everything they used
+            old_reads, old_uses, old_shared = self.old.reads, self.old.uses, self.old.shared
             todo = list(self.kept)
-            seen = set()
+            live = set()
             while todo:
                 u = todo.pop()
-                if u in seen or u in reads:
+                if u in live or u in reads:
                     continue
-                seen.add(u)
-                if u not in self.old.reads:
-                    continue
-                reads[u] = self.old.reads[u]
-                uses[u] = self.old.uses.get(u, ())
-                if u in self.old.shared:
-                    shared[u] = self.old.shared[u]
-                    todo.extend(shared[u])
-                todo.extend(uses[u])
+                live.add(u)
+                if u in old_reads:  # (a unit that read and used nothing was not kept)
+                    todo.extend(old_uses.get(u, ()))
+                    todo.extend(old_shared.get(u, ()))
+            for u in live:
+                r = old_reads.get(u)
+                if r is not None:
+                    reads[u] = r
+                    uses[u] = old_uses.get(u, ())
+                    w = old_shared.get(u)
+                    if w is not None:
+                        shared[u] = w
             for k, v in self.old.checks.items():
                 if k[0] == "q":  # the files any unit saw answer, old or new: each path's answer is its text's
                     checks[k] = v | checks.get(k, frozenset())
