@@ -147,15 +147,15 @@ class _TextMentions:
         self._words: Optional[set] = None
 
     def mentions(self, needle: bytes, in_bases: bool, called: bool = False) -> bool:
-        from .program.locator import _CALLED_RE, _CLASS_BASES_RE
+        from .program.locator import _base_words, _called_words
 
         if in_bases:
             if self._bases is None:
-                self._bases = {w for h in _CLASS_BASES_RE.findall(self.data) for w in _IDENT.findall(h)}
+                self._bases = _base_words(self.data)
             return needle in self._bases
         if called:
             if self._called is None:
-                self._called = set(_CALLED_RE.findall(self.data))
+                self._called = _called_words(self.data)
             return needle in self._called
         if _WORD_RUN.fullmatch(needle) is None:  # not one run of word characters: the locator's own search
             return _mentions(self.data, needle, False)
@@ -168,14 +168,13 @@ class _TextMentions:
 
 def _mentions(data: bytes, needle: bytes, in_bases: bool, called: bool = False) -> bool:
     """Whether a file's text answers a mention query (program/locator.py's _MentionIndex)."""
-    from .program.locator import _CALLED_RE, _CLASS_BASES_RE
+    from .program.locator import _base_words, _called_words, _mentions_word
 
     if in_bases:
-        return needle in {w for h in _CLASS_BASES_RE.findall(data) for w in _IDENT.findall(h)}
+        return needle in _base_words(data)
     if called:
-        return needle in set(_CALLED_RE.findall(data))
-    word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-    return needle in data and word.search(data) is not None
+        return needle in _called_words(data)
+    return _mentions_word(data, needle)
 
 
 def stale_checks(checks: dict, changed: dict) -> set:

@@ -142,14 +142,13 @@ class _MentionIndex:
             if self._called is None:
                 called_in: dict = {}
                 for i, data in self._texts():
-                    for word in set(_CALLED_RE.findall(data)):
+                    for word in _called_words(data):
                         called_in.setdefault(word, []).append(i)
                 self._called = called_in
             return [self.files[i] for i in self._called.get(needle, ())]
         hit = self._anywhere.get(needle)
         if hit is None:
-            word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-            hit = self._anywhere[needle] = [i for i, data in self._texts() if needle in data and word.search(data)]
+            hit = self._anywhere[needle] = [i for i, data in self._texts() if _mentions_word(data, needle)]
         return [self.files[i] for i in hit]
 
     # ------------------------------------------------------------------ kept between scans (incremental)
@@ -175,12 +174,11 @@ class _MentionIndex:
         if bases is not None:
             self._bases = patched(bases, _base_words)
         if called is not None:
-            self._called = patched(called, lambda data: set(_CALLED_RE.findall(data)))
+            self._called = patched(called, _called_words)
         for needle, ids in anywhere.items():
-            word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
             hit = [i for i in ids if i not in changed]
             for i, data in changed.items():
-                if needle in data and word.search(data):
+                if _mentions_word(data, needle):
                     insort(hit, i)
             self._anywhere[needle] = hit
 
@@ -190,3 +188,15 @@ def _base_words(data: bytes) -> set:
     if b"class" not in data:
         return set()
     return {w for header in _CLASS_BASES_RE.findall(data) for w in IDENT_RE.findall(header)}
+
+
+def _called_words(data: bytes) -> set:
+    """The capitalised names a file's text calls (``Attention(``)."""
+    return set(_CALLED_RE.findall(data))
+
+
+def _mentions_word(data: bytes, needle: bytes) -> bool:
+    """Whether ``needle`` occurs in a file's text as a whole identifier (not inside a longer one)."""
+    if needle not in data:
+        return False
+    return re.search(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])", data) is not None
