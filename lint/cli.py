@@ -18,6 +18,8 @@ from .engine import ScanError, ScanOptions, scan
 from .program.facts import parse_assumption, parse_env, parse_module_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+DAEMON_HELP = ("Run in the warm `compile-lint daemon` (started with `compile-lint daemon start`): an edit's "
+               "incremental scan without reading or writing its state; in this process if none is running.")
 
 
 class _Group(click.Group):
@@ -249,6 +251,7 @@ def _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in,
 @click.option("--strict", is_flag=True, help="Exit 2 when a compiled region could not be analysed (for CI).")
 @click.option("--show-all-paths", is_flag=True, help="Text format: print every path to a hazard, not only the "
               "shortest.")
+@click.option("--daemon", "daemon", is_flag=True, expose_value=False, help=DAEMON_HELP)
 def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
              cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths, baseline=None,
              write_baseline=False, add_ignore=False, show_diff=False, apply_fix=False, unsafe_fixes=False, fix_in=(),
@@ -364,6 +367,58 @@ def fix_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir
     return finish(result, opts)
 
 
+@main.group("daemon")
+def daemon_cmd():
+    """A warm process that answers `scan --daemon` and `precommit --daemon` (lint/daemon.py)."""
+
+
+def _daemon_module():
+    from . import daemon
+
+    if not daemon.available():
+        raise click.UsageError("the daemon needs Unix sockets: run the commands without --daemon")
+    return daemon
+
+
+@daemon_cmd.command("start")
+@click.option("--idle-timeout", type=click.FloatRange(min=0), default=3 * 3600, show_default=True, metavar="S",
+              help="Stop after S seconds without a request (0: never).")
+def daemon_start_cmd(idle_timeout):
+    """Start the daemon (one per user, interpreter and compile-lint version), unless one is running."""
+    daemon = _daemon_module()
+    try:
+        pid, sock, running = daemon.start(idle_timeout)
+    except RuntimeError as e:
+        raise click.ClickException(str(e)) from None
+    state = "already running" if running else "started"
+    click.echo(f"compile-lint daemon {state}: pid {pid or '(busy)'}, socket {sock}, log {daemon.log_path(sock)}")
+    return EXIT_CLEAN
+
+
+@daemon_cmd.command("stop")
+def daemon_stop_cmd():
+    """Stop the daemon (after the request it is answering, if any)."""
+    pid = _daemon_module().stop()
+    click.echo(f"compile-lint daemon stopped: pid {pid}" if pid else "compile-lint daemon: none running")
+    return EXIT_CLEAN
+
+
+@daemon_cmd.command("status")
+def daemon_status_cmd():
+    """Whether the daemon runs (exit 0) or not (exit 1), its pid, uptime, requests served and memory."""
+    try:
+        got = _daemon_module().status()
+    except TimeoutError:
+        click.echo("compile-lint daemon: running, busy with a request for more than 10 minutes")
+        return EXIT_CLEAN
+    if got is None:
+        click.echo("compile-lint daemon: none running")
+        return EXIT_FINDINGS
+    click.echo(f"compile-lint daemon: pid {got['pid']}, up {got['uptime_s']:.0f} s, {got['served']} requests "
+               f"served, {got['states_kept']} incremental states in memory, peak RSS {got['rss_mb']} MB")
+    return EXIT_CLEAN
+
+
 def _add_ecosystem_commands():
     from .precommit import precommit_cmd
 
@@ -381,6 +436,14 @@ def entry():  # pragma: no cover - the console script; tests call `main` in-proc
     statistics under seeds 1 and 2); the command still re-executes itself once with PYTHONHASHSEED=0, so any
     order left unfixed cannot make a cached result differ from a fresh one.
     """
+    if len(sys.argv) > 2 and sys.argv[1] in ("scan", "precommit") and "--daemon" in sys.argv[2:]:
+        from .daemon import run_in_daemon
+
+        code = run_in_daemon([a for a in sys.argv[1:] if a != "--daemon"])
+        if code is not None:
+            _leave(code)
+        print("compile-lint: no daemon running (`compile-lint daemon start`): scanning in this process",
+              file=sys.stderr)
     if os.name == "posix" and os.environ.get("PYTHONHASHSEED") != "0" and not os.environ.get(
             "COMPILE_LINT_NO_REEXEC"):
         env = dict(os.environ, PYTHONHASHSEED="0")

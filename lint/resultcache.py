@@ -201,8 +201,7 @@ class ResultCache:
         from .incremental import Plan, changed_items, stale_checks, stale_units
 
         try:
-            with open(self._state_path(), "rb") as fh, _no_gc():
-                state = _ResultUnpickler(fh).load()
+            state = _read_state(self._state_path())
         except FileNotFoundError:
             return None
         except Exception as e:  # noqa: BLE001 - corrupt or planted: a full scan, and the entry is rebuilt
@@ -262,6 +261,7 @@ class ResultCache:
         outside the scanned paths.  ``state``: the scan's IncState (lint/incremental.py), kept beside it."""
         if self.path is None:
             return
+        _forget_state(self._state_path())
         try:
             os.unlink(self._state_path())  # never a state beside a result it does not belong to
         except OSError:
@@ -289,6 +289,9 @@ class ResultCache:
             self._write_blob(self._state_path(), state)
 
     def _write_blob(self, path: Path, obj) -> None:
+        if _KEPT_STATES is not None:  # a warm process: written after the answer (write_kept_states)
+            _keep(str(path), None, obj)
+            return
         try:
             _pickle_to(path, obj)
         except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
@@ -324,3 +327,71 @@ def _pickle_to(path: Path, obj) -> None:
 def loads_result(blob: bytes):
     """An entry's (manifest, result), through the restricted unpickler."""
     return _ResultUnpickler(io.BytesIO(blob)).load()
+
+
+# ------------------------------------------------------------------ a warm process (lint/daemon.py)
+# The incremental state is some 280 MB pickled on a site-packages: reading it took 3-4.5 s of an edit's scan
+# and writing it 6-7 s.  A process that answers scan after scan keeps the last state it read or made in
+# memory, with the signature of its file: the next edit's plan takes it from there unless another process
+# wrote the file since; and it writes a new state after answering (write_kept_states), not before.
+_KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
+
+
+def keep_states_in_memory() -> None:
+    global _KEPT_STATES
+    if _KEPT_STATES is None:
+        _KEPT_STATES = {}
+
+
+KEPT_STATES_MAX = 2  # a state of a site-packages holds ~1.5 GB: a scan and a pre-commit hook's, say
+
+
+def _keep(key: str, signature, state) -> None:
+    _KEPT_STATES.pop(key, None)
+    _KEPT_STATES[key] = (signature, state)
+    for old in list(_KEPT_STATES)[:-KEPT_STATES_MAX]:
+        if _KEPT_STATES[old][0] is not None:  # (one not written yet stays until it is)
+            del _KEPT_STATES[old]
+
+
+def _signature(st) -> tuple:
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _read_state(path: Path):
+    """The incremental state at ``path``: unpickled, or the one this process kept of it (the file unchanged)."""
+    kept = _KEPT_STATES.get(str(path)) if _KEPT_STATES is not None else None
+    if kept is not None and kept[0] is not None:
+        try:
+            if _signature(os.stat(path)) == kept[0]:
+                return kept[1]
+        except OSError:
+            pass
+        del _KEPT_STATES[str(path)]
+    with open(path, "rb") as fh, _no_gc():
+        signature = _signature(os.fstat(fh.fileno()))
+        state = _ResultUnpickler(fh).load()
+    if _KEPT_STATES is not None:
+        _keep(str(path), signature, state)
+    return state
+
+
+def _forget_state(path: Path) -> None:
+    if _KEPT_STATES is not None:
+        _KEPT_STATES.pop(str(path), None)
+
+
+def write_kept_states() -> list:
+    """Write the states made since the last call (a warm process, after answering); [(path, problem)]."""
+    problems = []
+    for key, (signature, state) in list((_KEPT_STATES or {}).items()):
+        if signature is not None:
+            continue
+        path = Path(key)
+        try:
+            _pickle_to(path, state)
+            _KEPT_STATES[key] = (_signature(os.stat(path)), state)
+        except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
+            del _KEPT_STATES[key]
+            problems.append((key, f"cannot write incremental state: {e}"))
+    return problems
