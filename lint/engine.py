@@ -171,19 +171,10 @@ def scan(options: ScanOptions) -> ScanResult:
     from .cache import _no_gc
 
     with _no_gc():
-        try:
-            return _scan(options)
-        except _CounterReachedCap as e:  # (rare: a context count at its cap after an edit) a full scan
-            result = _scan(options, reuse=False)
-            result.stats["incremental_fallback"] = str(e)
-            return result
+        return _scan(options)
 
 
-class _CounterReachedCap(Exception):
-    """An incremental scan whose edit brought a context count to its cap (Incremental.overflowed)."""
-
-
-def _scan(options: ScanOptions, reuse: bool = True) -> ScanResult:
+def _scan(options: ScanOptions) -> ScanResult:
     progress = options.progress or (lambda *a, **k: None)
     paths = [Path(p) for p in options.paths]
     missing = [str(p) for p in paths if not p.exists()]
@@ -257,14 +248,14 @@ def _scan(options: ScanOptions, reuse: bool = True) -> ScanResult:
         from .resultcache import ResultCache
 
         results = ResultCache(cache, _options_key(options, search_path, trace_rules))
-        cached = results.load(all_paths, incremental=options.incremental and not facts and reuse, candidacy=lambda data: (
+        cached = results.load(all_paths, incremental=options.incremental and not facts, candidacy=lambda data: (
             any(mk in data for mk in markers), any(mk in data for mk in markers) and likely_region_file(data)))
         if cached is not None:
             cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
             cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
             return cached
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
-            inc = Incremental(*results.incremental) if results.incremental and reuse else Incremental()
+            inc = Incremental(*results.incremental) if results.incremental else Incremental()
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
@@ -313,9 +304,6 @@ def _scan(options: ScanOptions, reuse: bool = True) -> ScanResult:
     inc_state = None
     if inc is not None:
         inc_state = inc.state(cand_key, program.modules)
-        if inc.overflowed is not None:
-            table, key = inc.overflowed
-            raise _CounterReachedCap(f"the edit brought {table}[{key!r}] to its cap: scanned in full")
         if reusing:
             # what the post-walk steps read of the program (keys the program sets, suppressions, the
             # coverage's imports) is every module the scan loaded: the reused regions' ones too, as stand-ins

@@ -50,9 +50,6 @@ class IncState:
     # the index of which scanned files mention which identifiers (program/locator.py): (files, parts) or None;
     # the next scan takes it over, the edited files' entries worked out again (building it reads every file)
     mentions: Optional[tuple] = None
-    # (counter table, key) -> {unit: how much it added} (tracking.SharedMemo): what a count is made of, to
-    # tell after an edit whether it stays below its cap (then no unit depends on the order of counting)
-    counters: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -249,9 +246,6 @@ class Incremental:
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
         self._reach = None
         self._program = None
-        # a context counter that was below its cap and may have reached it with this edit (tracking.SharedMemo):
-        # the units that read it were not made stale by it, so this scan may differ from a full one
-        self.overflowed: Optional[tuple] = None
 
     def install(self, program, reach, finder) -> None:
         track_program(self.t, program)
@@ -366,41 +360,8 @@ class Incremental:
                 st.modinfo[name] = module_info(m)
         return st
 
-    def _counters(self) -> tuple:
-        """(counters, {unit: the writers it depends on}): each context counter's amounts by unit -- the
-        previous scan's units not stale, and this scan's -- and, for a count that reached its cap, the uses of
-        the units that read it (below its cap, every unit takes its context whatever the order: no use).
-        Sets ``overflowed`` where a count below its cap before this edit may have reached it now."""
-        from .tracking import COUNTERS
-
-        stale = self.plan.stale if self.old is not None else ()
-        counters: dict = {}
-        for key, adds in (self.old.counters.items() if self.old is not None else ()):
-            kept = {u: n for u, n in adds.items() if u not in stale}
-            if kept:
-                counters[key] = kept
-        for key, adds in self.t.counter_adds.items():
-            counters.setdefault(key, {}).update(adds)
-        if self.old is not None:
-            for key in self.t.counter_adds:
-                cap = COUNTERS[key[0]][0]
-                if sum(self.old.counters.get(key, {}).values()) < cap <= sum(counters[key].values()):
-                    self.overflowed = key
-        capped = {key for key, adds in counters.items() if sum(adds.values()) >= COUNTERS[key[0]][0]}
-        depends: dict = {}
-        for u, seen in self.t.counter_reads.items():
-            for table, k, writers in seen:
-                if (table, k) in capped:
-                    depends.setdefault(u, set()).update(w for w in writers if w != u)
-        return counters, depends
-
     def _state(self, candidates: tuple) -> IncState:
         table = dict(self.old.items) if self.old is not None else {}
-        counters, depends = self._counters()
-        for u, writers in depends.items():  # what a unit read of a counter at its cap is a use of its writers
-            if u in self.t.uses:
-                self.t.uses[u] = tuple(set(self.t.uses[u]) | writers)
-                self.t.shared.setdefault(u, set()).update(writers)
         reads, uses = {}, {}
         one: dict = {}  # one tuple per value: 1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K
         for u, r in self.t.reads.items():
@@ -464,11 +425,6 @@ class Incremental:
             st.mentions = (mention_files(index), index.parts())
         st.items = table
         st.shared = shared
-        st.counters = {}
-        for key, adds in counters.items():  # the units still in use (a unit dropped is never stale again)
-            kept = {u: n for u, n in adds.items() if u in reads or u in self.t.reads}
-            if kept:
-                st.counters[key] = kept
         light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
         st.steps = self._steps_table(reads, light)
         self._compact_logs(light)

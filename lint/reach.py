@@ -574,12 +574,11 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         if res:
             # a recursion that counts (`_format_value(v, depth + 1)`, flashinfer's api_logging) would make a
             # new node per value: past a few constant contexts a function is walked without them
-            seen = self._const_contexts.get(fv.id, frozenset())
-            if res not in seen:
-                if len(seen) >= MAX_CONST_CONTEXTS:
-                    res = ()
-                else:  # a new set, not one changed in place: the tracked table counts what a write adds
-                    self._const_contexts[fv.id] = seen | {res}
+            seen = self._const_contexts.setdefault(fv.id, set())
+            if res not in seen and len(seen) >= MAX_CONST_CONTEXTS:
+                res = ()
+            else:
+                seen.add(res)
         self._const_memo[key] = res
         return res
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .program.calls import MAX_CALL_CONTEXTS
-from .reach import MAX_CONST_CONTEXTS
 from .summary import FunctionSummary, callee_name
 
 _MISS = object()
@@ -46,12 +44,6 @@ class Tracker:
         # unit -> the units that wrote a shared counter it read (SharedMemo): a unit walked again must see
         # the counter as a full scan does, so those writers run again before it (stale_units)
         self.shared: dict = {}
-        # the context counters (SharedMemo), per key: which units read it and the writers they saw
-        # (``counter_reads``: unit -> [(table, key, writers)]) and how much each unit added (``counter_adds``:
-        # (table, key) -> {unit: amount}).  A read becomes a use of the writers (and ``shared``) only for a
-        # key that reached its cap: below it every context is taken whatever the order (Incremental._state)
-        self.counter_reads: dict = {}
-        self.counter_adds: dict = {}
         # a report's text reads a function's summary for its qualname only: whether the function exists
         # (item "fx"), not its body
         self.exists_only = False
@@ -121,9 +113,6 @@ class Tracker:
                 writers = self.shared.pop(uid, None)
                 if writers:
                     self.shared.setdefault(parent, set()).update(w for w in writers if w != parent)
-                counted = self.counter_reads.pop(uid, None)
-                if counted:
-                    self.counter_reads.setdefault(parent, []).extend(counted)
             else:
                 self._freeze(uid)
                 self.cur_uses.add(uid)
@@ -223,53 +212,41 @@ class _LastUnitMemo(TrackedMemo):
 
 
 class SharedMemo(_UnitTable):
-    """A context counter several units update (``Program._call_contexts``: how many argument bindings a
-    function's return value was worked out for; ``Reach._const_contexts``: the constant contexts a function
-    was walked in): past its cap a new context is widened, so what a unit gets depends on the units that
-    counted before it -- but only once the cap is reached.  Entries are stored as (value, writers); a read is
-    recorded with the writers it saw (``Tracker.counter_reads``), a write with what it added
-    (``Tracker.counter_adds``); lint/incremental.py makes them uses where the count reached the cap."""
+    """A table several units update (a counter, a set that grows): a read uses every unit that wrote the
+    entry, a write adds the writer.  Entries are stored as (value, writers)."""
 
-    __slots__ = ("name", "cap", "size")
+    __slots__ = ()
 
-    def __init__(self, tracker: Tracker, name: str, cap: int, size):
+    def __init__(self, tracker: Tracker):
         dict.__init__(self)
         self.t = tracker
-        self.name, self.cap, self.size = name, cap, size
 
-    def _read(self, k, pair):
+    def _use(self, pair):
         t = self.t
-        t.counter_reads.setdefault(t.cur, []).append((self.name, k, pair[1]))
+        others = [w for w in pair[1] if w != t.cur]
+        if others:
+            t.cur_uses.update(others)
+            t.shared.setdefault(t.cur, set()).update(others)
         return pair[0]
 
-    def __getitem__(self, k):
-        return self._read(k, dict.__getitem__(self, k))
-
-    def __contains__(self, k):
-        pair = dict.get(self, k, _MISS)
-        if pair is _MISS:
-            return False
-        self._read(k, pair)
-        return True
-
     def __setitem__(self, k, v):
-        t = self.t
         pair = dict.get(self, k, _MISS)
-        before = 0 if pair is _MISS else self.size(pair[0])
-        writers = (t.cur,) if pair is _MISS else pair[1] + ((t.cur,) if t.cur not in pair[1] else ())
+        writers = (self.t.cur,) if pair is _MISS else pair[1] + ((self.t.cur,) if self.t.cur not in pair[1] else ())
         dict.__setitem__(self, k, (v, writers))
-        added = self.size(v) - before
-        if added > 0:
-            adds = t.counter_adds.setdefault((self.name, k), {})
-            adds[t.cur] = adds.get(t.cur, 0) + added
-        t.made += 1
+        self.t.made += 1
 
     def get(self, k, d=None):
         pair = dict.get(self, k, _MISS)
-        return d if pair is _MISS else self._read(k, pair)
+        return d if pair is _MISS else self._use(pair)
 
     def setdefault(self, k, d=None):
-        raise TypeError("a context counter is read and written apart: what a write adds is counted")
+        """Used as ``seen = memo.setdefault(k, set()); seen.add(x)``: a read and a write."""
+        pair = dict.get(self, k, _MISS)
+        if pair is not _MISS:
+            self._use(pair)
+            d = pair[0]
+        self[k] = d
+        return d
 
 
 def _reading_all(name: str):
@@ -405,8 +382,6 @@ def _wrap_summary(tracker: Tracker, m) -> None:
 # ------------------------------------------------------------------------------------------------ install
 _PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo", "_mro_memo", "_subclass_memo",
                   "conditional_wrappers")
-# the context counters: table -> (cap, size of a value); a table of the program's or the walk's
-COUNTERS = {"_call_contexts": (MAX_CALL_CONTEXTS, int), "_const_contexts": (MAX_CONST_CONTEXTS, len)}
 _PROGRAM_SHARED = ("_call_contexts",)
 _REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
                 "_steps_memo", "_hook_sites_memo")
@@ -419,7 +394,7 @@ def track_program(tracker: Tracker, program) -> None:
     for name in _PROGRAM_MEMOS:
         setattr(program, name, TrackedMemo(tracker, getattr(program, name)))
     for name in _PROGRAM_SHARED:
-        setattr(program, name, SharedMemo(tracker, name, *COUNTERS[name]))
+        setattr(program, name, SharedMemo(tracker))
     modules = program.modules
     plain_module = program.module
     _ACTIVE[0] = tracker
@@ -549,7 +524,7 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
     for name in _REACH_MEMOS:
         setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
     for name in _REACH_SHARED:
-        setattr(reach, name, SharedMemo(tracker, name, *COUNTERS[name]))
+        setattr(reach, name, SharedMemo(tracker))
     plain_steps, plain_actions, plain_text = reach._steps, reach.actions, reach._report_text
     steps_memo, actions_memo = reach._steps_memo, reach._actions
     # what a report says is worked out once per (action, node...) and kept in _report_memo: as a unit of its
@@ -624,8 +599,8 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
 
     # whether torch skips a callee's file: asked by every function that calls into the module, made by the
     # first; a unit of its own (it reads the module), or every function's actions calling into a module would
-    # depend on the whole body of the function that happened to ask first (an edit there made 104,460 units
-    # stale on the sglang checkout)
+    # depend on the whole body of the function that happened to ask first (on the sglang checkout, the actions
+    # of 177 functions depended on SageAttentionImpl.forward's body so)
     plain_skipped, skip_memo = reach._skipped_file, reach._skip_memo
 
     def skipped_file(fid):

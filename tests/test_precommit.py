@@ -170,6 +170,26 @@ def test_doc_local_system_hook(tmp_path, pre_commit, pc_env):
     assert r.exit_code == 0 and "Passed" in r.stdout, r
 
 
+def test_doc_daemon_hook(tmp_path, pre_commit, pc_env):
+    """The README's hook with --daemon: answered by a daemon started as the README says, and the same
+    answers as without one."""
+    repo = hazard_repo(tmp_path / "proj")
+    (repo / ".pre-commit-config.yaml").write_text(doc_block("precommit-daemon"))
+    git(repo, "add", ".pre-commit-config.yaml")
+    env = dict(pc_env, COMPILE_LINT_CACHE_DIR=str(tmp_path / "user-cache"))
+    assert sh("compile-lint daemon start", repo, env).exit_code == 0
+    try:
+        r = run_pc(f"{pre_commit} run --all-files", repo, env)
+        assert r.exit_code == 1 and "pkg/helpers.py:5:12: CL101" in r.stdout, r
+        assert "no daemon running" not in r.stdout + r.stderr, r
+        remove_hazard(repo)
+        r = run_pc(f"{pre_commit} run --all-files", repo, env)
+        assert r.exit_code == 0 and "Passed" in r.stdout, r
+        assert "2 requests served" in sh("compile-lint daemon status", repo, env).stdout
+    finally:
+        sh("compile-lint daemon stop", repo, env)
+
+
 def test_try_repo_fix_hook_applies_safe_fixes(tmp_path, pre_commit, hook_repo, pc_env):
     repo = tmp_path / "proj"
     make_project(repo, **{".gitignore": ".compile_lint_cache/\n"})
