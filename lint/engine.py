@@ -257,6 +257,9 @@ def _scan(options: ScanOptions) -> ScanResult:
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
             inc = Incremental(*results.incremental) if results.incremental else Incremental()
     program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
+    from .resultcache import retire
+
+    retire(program)  # (a warm process frees it after answering)
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
     likely, others = [], []
@@ -301,6 +304,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         loader.ahead.close()  # an error or an interrupt: no worker left behind
         raise
     loader.parsed += loader.ahead.finish()  # every file of the set, used or not: counts do not depend on timing
+    retire((reach, inc))
     inc_state = None
     if inc is not None:
         inc_state = inc.state(cand_key, program.modules)

@@ -347,7 +347,9 @@ KEPT_STATES_MAX = 2  # a state of a site-packages holds ~1.5 GB: a scan and a pr
 
 
 def _keep(key: str, signature, state) -> None:
-    _KEPT_STATES.pop(key, None)
+    old = _KEPT_STATES.pop(key, None)
+    if old is not None:
+        retire(old)
     _KEPT_STATES[key] = (signature, state)
     for old in list(_KEPT_STATES)[:-KEPT_STATES_MAX]:
         if _KEPT_STATES[old][0] is not None:  # (one not written yet stays until it is)
@@ -381,8 +383,21 @@ def _forget_state(path: Path) -> None:
         _KEPT_STATES.pop(str(path), None)
 
 
+_RETIRED: list = []
+
+
+def retire(obj) -> None:
+    """In a warm process, hold ``obj`` (a scan's program, a replaced state) until the answer is sent: freeing
+    the millions of objects of a site-packages' scan one by one took seconds (a command's own process exits
+    without freeing them)."""
+    if _KEPT_STATES is not None:
+        _RETIRED.append(obj)
+
+
 def write_kept_states() -> list:
-    """Write the states made since the last call (a warm process, after answering); [(path, problem)]."""
+    """Free what was retired and write the states made since the last call (a warm process, after
+    answering); [(path, problem)]."""
+    _RETIRED.clear()
     problems = []
     for key, (signature, state) in list((_KEPT_STATES or {}).items()):
         if signature is not None:
