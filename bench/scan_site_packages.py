@@ -27,7 +27,9 @@
    sglang's source (flashinfer on ``--search-path``) after a leaf edit.  Each row states the regions walked
    again and reused and the files re-indexed, and is checked against a full scan of the edited tree (every
    region walked, from the same cached summaries; the pre-commit row against ``--no-cache``), unless
-   ``--no-verify``.  The tree with every edit undone must give the original findings again.
+   ``--no-verify``.  The tree with every edit undone must give the original findings again.  ``--daemon``:
+   the same rows again through ``compile-lint daemon`` (``scan --daemon``; the client's wall time, and how long
+   after answering the daemon had written the state), each checked against its row in a process of its own.
 6. The parse floor: the stdlib ``ast`` reading and parsing every .py file of the site on the same number of
    workers; the incremental rows are printed as ratios to it.
 """
@@ -115,26 +117,42 @@ def _only_py(dirpath, names):
 
 
 # ------------------------------------------------------------------------------------------------ runs
-def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path) -> dict:
+def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path, daemon_env: Optional[dict] = None) -> dict:
+    """One scan in a process of its own; with ``daemon_env``, answered by the `compile-lint daemon` that
+    environment reaches (``--daemon``: the wall time is the client's; ``state_written_s``, how long after the
+    answer the daemon had written the state)."""
     out = out_dir / f"{label}.json"
     cmd = [str(Path(sys.executable).parent / "compile-lint"), "scan", str(site), "--no-environment", "-q",
            "--format", "json", "-o", str(out), "--jobs", str(jobs)]
     cmd += ["--cache-dir", str(cache), "--incremental"] if cache else ["--no-cache"]
+    cmd += ["--daemon"] if daemon_env is not None else []
     err_file = out_dir / f"{label}.stderr"
     t0 = time.monotonic()
     with open(err_file, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh, env=daemon_env)
         _, status, ru = os.wait4(proc.pid, 0)  # this child's own rusage (its workers included once reaped)
     wall = time.monotonic() - t0
+    written = None
+    if daemon_env is not None:  # the daemon answers `status` once it has written the state
+        t1 = time.monotonic()
+        _daemon("status", daemon_env)
+        written = time.monotonic() - t1
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = err_file.read_text(errors="replace")
     ok = proc.returncode in (0, 1) and "internal error" not in err and "Traceback" not in err
     doc = json.loads(out.read_text()) if ok and out.is_file() else {}
     st = doc.get("stats", {})
     return {"label": label, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024,
+            "state_written_s": written,
             "rc": proc.returncode, "ok": ok, "stderr": err.strip()[-2000:], "stats": st,
             "fingerprints": sorted(f.get("fingerprint", "") for f in doc.get("findings", ())),
             "skipped": doc.get("skipped_files", [])}
+
+
+def _daemon(op: str, env: dict) -> str:
+    """`compile-lint daemon OP` (start, status, stop) in ``env``: its output."""
+    return subprocess.run([str(Path(sys.executable).parent / "compile-lint"), "daemon", op], env=env,
+                          capture_output=True, text=True).stdout.strip()
 
 
 def _parse_chunk(paths: list) -> tuple:
@@ -294,10 +312,12 @@ def new_region_edit(path: Path) -> bytes:
                                 b"    return SiluAndMul().forward_native(x)\n")
 
 
-def incremental_rows(site: Path, cache: Path, jobs: int, out_dir: Path, verify: bool, n_leaf: int) -> list:
+def incremental_rows(site: Path, cache: Path, jobs: int, out_dir: Path, verify: bool, n_leaf: int,
+                     daemon_env: Optional[dict] = None) -> list:
     """Each edit on the warm cache, timed, then undone (the next row starts from the original tree again,
     after a run that brings the cache back); each row's findings against a --no-cache scan of the edited
-    tree (``verify``)."""
+    tree (``verify``).  With ``daemon_env``, the edits' scans and the restoring ones go through the daemon
+    (rows labelled "... daemon"; its first edit reads the state from disk)."""
     cold = json.loads((out_dir / "cold.json").read_text())
     picks = pick_edits(cold, site, n_leaf)
     edits = [(f"leaf {i + 1}", p, code_edit(p, q), f"{p.relative_to(site)}:{q}")
@@ -312,9 +332,11 @@ def incremental_rows(site: Path, cache: Path, jobs: int, out_dir: Path, verify: 
     restored = None
     for label, path, data, what in edits:
         original = path.read_bytes()
+        if daemon_env is not None:
+            label += " daemon"
         try:
             path.write_bytes(data)
-            r = run_scan(site, cache, jobs, label.replace(" ", "-"), out_dir)
+            r = run_scan(site, cache, jobs, label.replace(" ", "-"), out_dir, daemon_env)
             r["what"] = what
             if verify:
                 ref = run_scan(site, _fresh_results(cache, out_dir), jobs, label.replace(" ", "-") + "-full",
@@ -322,7 +344,7 @@ def incremental_rows(site: Path, cache: Path, jobs: int, out_dir: Path, verify: 
                 r["verified"] = ref["ok"] and ref["fingerprints"] == r["fingerprints"]
         finally:
             path.write_bytes(original)
-        restored = run_scan(site, cache, jobs, "restored", out_dir)  # the cache back at the original tree
+        restored = run_scan(site, cache, jobs, "restored", out_dir, daemon_env)  # the cache back at the original tree
         rows.append(r)
     return rows, restored
 
@@ -399,6 +421,8 @@ def main() -> int:
                     "scan of the edited tree (the restored tree is still checked)")
     ap.add_argument("--skip-precommit", action="store_true", help="skip the pre-commit row")
     ap.add_argument("--skip-baseline", action="store_true", help="skip the libcst baseline (the parse floor stays)")
+    ap.add_argument("--daemon", action="store_true", help="also run the incremental rows through `compile-lint "
+                    "daemon` (its own, in a private user cache directory), after the rows in their own process")
     args = ap.parse_args()
     dists = [dv for dv in DISTS if not args.only or dv[0] in args.only.split(",")]
     site = build_site(dists)
@@ -430,6 +454,23 @@ def main() -> int:
         inc_rows, restored = incremental_rows(site, cache, args.jobs, work, not args.no_verify, args.leaf_edits)
         if restored is not None:
             runs.append(restored)  # every edit undone: the findings of the original tree again
+        if args.daemon:
+            denv = dict(os.environ, COMPILE_LINT_CACHE_DIR=str(work / "daemon-home"))
+            print(_daemon("start", denv))
+            try:
+                more, restored = incremental_rows(site, cache, args.jobs, work, False, args.leaf_edits, denv)
+                own = {r["label"]: r for r in inc_rows}
+                for r in more:  # the same findings as the row in a process of its own (verified, that one)
+                    twin = own.get(r["label"][:-len(" daemon")])
+                    if twin is not None and r["ok"]:
+                        r["verified"] = twin.get("verified", True) and twin["fingerprints"] == r["fingerprints"]
+                inc_rows += more
+            finally:
+                print(_daemon("status", denv))
+                _daemon("stop", denv)
+            if restored is not None:
+                restored["label"] = "restored-d"
+                runs.append(restored)
         pre_rows = [] if args.skip_precommit else precommit_row(args.jobs, work, not args.no_verify)
         if not args.skip_nocache:
             runs.append(run_scan(site, None, args.jobs, "no-cache", work))
@@ -467,7 +508,7 @@ def main() -> int:
     for r in runs + inc_rows + pre_rows:
         st = r["stats"]
         inc = st.get("incremental", {})
-        print(f"{r['label']:<16} {r['wall_s']:7.1f} {r['wall_s'] / floor['wall_s']:8.2f}x "
+        print(f"{r['label'][:16]:<16} {r['wall_s']:7.1f} {r['wall_s'] / floor['wall_s']:8.2f}x "
               f"{inc.get('regions_walked', '-'):>7} {inc.get('regions_reused', '-'):>7} "
               f"{inc.get('files_reindexed', st.get('files_parsed', '-')):>9} "
               f"{str(r.get('verified', '')):>7}  {r.get('what', st.get('result_cache', ''))}")
@@ -475,10 +516,13 @@ def main() -> int:
             failures.append(f"{r['label']}: rc={r['rc']} {r['stderr'][-300:]}")
         if r.get("verified") is False:
             failures.append(f"{r['label']}: findings differ from a --no-cache scan of the edited tree")
-    leaf = sorted(r["wall_s"] for r in inc_rows if r["label"].startswith("leaf"))
-    if leaf:
-        median = leaf[len(leaf) // 2]
-        print(f"leaf edits: median {median:.1f}s = {median / floor['wall_s']:.2f}x the parse floor (target 0.1x)")
+    for how, rows in (("", [r for r in inc_rows if not r["label"].endswith("daemon")]),
+                      (" through the daemon", [r for r in inc_rows if r["label"].endswith("daemon")])):
+        leaf = sorted(r["wall_s"] for r in rows if r["label"].startswith("leaf"))
+        if leaf:
+            median = leaf[len(leaf) // 2]
+            print(f"leaf edits{how}: median {median:.1f}s = {median / floor['wall_s']:.2f}x the parse floor "
+                  f"(target 0.1x)")
     args_json_extra = {"parse_floor": floor, "incremental": inc_rows, "precommit": pre_rows}
     ref = runs[-1]["fingerprints"] if runs else []
     for r in runs:
