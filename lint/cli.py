@@ -14,12 +14,11 @@ import click
 
 from . import __version__
 from .config import remember_config_path, setting
+from .daemon import HELP as DAEMON_HELP
 from .engine import ScanError, ScanOptions, scan
 from .program.facts import parse_assumption, parse_env, parse_module_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-DAEMON_HELP = ("Run in the warm `compile-lint daemon` (started with `compile-lint daemon start`): an edit's "
-               "incremental scan without reading or writing its state; in this process if none is running.")
 
 
 class _Group(click.Group):
@@ -251,7 +250,7 @@ def _run_fixers(opts, result, paths, show_diff, apply_fix, unsafe_fixes, fix_in,
 @click.option("--strict", is_flag=True, help="Exit 2 when a compiled region could not be analysed (for CI).")
 @click.option("--show-all-paths", is_flag=True, help="Text format: print every path to a hazard, not only the "
               "shortest.")
-@click.option("--daemon", "daemon", is_flag=True, expose_value=False, help=DAEMON_HELP)
+@click.option("--daemon", "daemon", is_flag=True, expose_value=False, help=DAEMON_HELP)  # (entry() sends it)
 def scan_cmd(paths, python, search_path, no_env, entry, select, ignore, cache_dir, no_cache, target_arch,
              cuda_version, exclude, quiet, debug, fmt, output_file, stats, no_paths, baseline=None,
              write_baseline=False, add_ignore=False, show_diff=False, apply_fix=False, unsafe_fixes=False, fix_in=(),
@@ -384,7 +383,7 @@ def _daemon_module():
 @click.option("--idle-timeout", type=click.FloatRange(min=0), default=3 * 3600, show_default=True, metavar="S",
               help="Stop after S seconds without a request (0: never).")
 def daemon_start_cmd(idle_timeout):
-    """Start the daemon (one per user, interpreter and compile-lint version), unless one is running."""
+    """Start the daemon (one per user, environment and compile-lint version), unless one is running."""
     daemon = _daemon_module()
     try:
         pid, sock, running = daemon.start(idle_timeout)

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Optional
 
 PROTOCOL = 1
+HELP = ("Run in the warm `compile-lint daemon` (started with `compile-lint daemon start`): an edit's incremental "
+        "scan without reading or writing its state; in this process if none is running.")
 IDLE_TIMEOUT = 3 * 3600  # seconds without a request before the daemon stops by itself
 _UNIX_PATH_MAX = 100  # sun_path holds 104 (macOS) or 108 (Linux) bytes
 
@@ -40,7 +42,7 @@ def available() -> bool:
 
 
 def socket_path() -> Path:
-    """Where the daemon for this interpreter and analyzer version listens."""
+    """Where the daemon for this environment and analyzer version listens."""
     from .cachedirs import user_cache_dir
     from .resultcache import analyzer_fingerprint
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .config import remember_config_path
+from .daemon import HELP as DAEMON_HELP
 from .postscan import FORMATS, finish
 
 
@@ -54,8 +55,7 @@ def _split(values) -> list:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--no-paths", is_flag=True, help="One line per finding, without the call path.")
 @click.option("--debug", is_flag=True, hidden=True)
-@click.option("--daemon", "daemon", is_flag=True, expose_value=False,
-              help="Run in the warm `compile-lint daemon` if one is running (`compile-lint daemon start`).")
+@click.option("--daemon", "daemon", is_flag=True, expose_value=False, help=DAEMON_HELP)
 def precommit_cmd(files, roots, python, search_path, select, ignore, cache_dir, no_cache, incremental, baseline, fmt,
                   no_paths, debug):
     """Scan the project; report the findings whose call path touches FILES (what pre-commit passes)."""

@@ -353,7 +353,7 @@ def _keep(key: str, signature, state) -> None:
     _KEPT_STATES[key] = (signature, state)
     for old in list(_KEPT_STATES)[:-KEPT_STATES_MAX]:
         if _KEPT_STATES[old][0] is not None:  # (one not written yet stays until it is)
-            del _KEPT_STATES[old]
+            retire(_KEPT_STATES.pop(old))
 
 
 def _signature(st) -> tuple:
@@ -369,7 +369,7 @@ def _read_state(path: Path):
                 return kept[1]
         except OSError:
             pass
-        del _KEPT_STATES[str(path)]
+        retire(_KEPT_STATES.pop(str(path)))  # another process wrote the file since
     with open(path, "rb") as fh, _no_gc():
         signature = _signature(os.fstat(fh.fileno()))
         state = _ResultUnpickler(fh).load()
