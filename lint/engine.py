@@ -27,6 +27,7 @@ from .publicapi import public_api
 from .reach import Reach
 from .regions import FRAMEWORK_MODELS, Region, RegionFinder
 from .summary import ModuleSummary
+from .tracking import ContextsMoved
 
 # Files that cannot hold a region are not parsed unless the walk reaches them.
 REGION_MARKERS = (b"compile", b"_dynamo", b"optimize")
@@ -174,6 +175,10 @@ def scan(options: ScanOptions) -> ScanResult:
         return _scan(options)
 
 
+# tries of an incremental scan that met context caps its plan did not unmoor (ContextsMoved) before a full scan
+MAX_REPLANS = 2
+
+
 def _scan(options: ScanOptions) -> ScanResult:
     progress = options.progress or (lambda *a, **k: None)
     paths = [Path(p) for p in options.paths]
@@ -256,10 +261,14 @@ def _scan(options: ScanOptions) -> ScanResult:
             return cached
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
             inc = Incremental(*results.incremental) if results.incremental else Incremental()
-    program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
     from .resultcache import retire
 
-    retire(program)  # (a warm process frees it after answering)
+    def new_program() -> Program:
+        program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)
+        retire(program)  # (a warm process frees it after answering)
+        return program
+
+    program = new_program()
 
     # Regions are looked for in the scanned files only, and only in files that can hold one.
     likely, others = [], []
@@ -296,14 +305,35 @@ def _scan(options: ScanOptions) -> ScanResult:
     loader.ahead = prefetch([] if reusing else [(f.module, f.path, f.is_package) for f in candidates], locator,
                             cache, options.jobs or default_jobs(), progress=progress, follow=likely_region_file)
     # --- end of: which files to parse ---
+    replans = 0
     try:
-        regions, merged, first_hazards, reach = _find_and_walk(
-            options, program, finder, candidates, search_path, trace_rules, progress,
-            parsed=lambda: loader.parsed + loader.ahead.indexed, inc=inc)
+        while True:
+            try:
+                regions, merged, first_hazards, reach = _find_and_walk(
+                    options, program, finder, candidates, search_path, trace_rules, progress,
+                    parsed=lambda: loader.parsed + loader.ahead.indexed, inc=inc)
+                if inc is not None:
+                    inc.settle()
+                break
+            except ContextsMoved as e:
+                moved = e.keys
+            # the edit moved which contexts of some functions come first (lint/tracking.py): planned again with
+            # every unit that met one stale, in a fresh program; a second time, a full scan
+            replans += 1
+            old = inc.old if replans < MAX_REPLANS else None
+            inc = Incremental(old, inc.plan.unmooring(old, moved) if old is not None else None)
+            program = finder = None
+            import gc
+
+            gc.collect()  # (paused during a scan: the try before is garbage with cycles)
+            program = new_program()
+            finder = RegionFinder(program, options.framework_models, tuple(options.models),
+                                  candidates=frozenset(f.module for f in candidates))
     except BaseException:
         loader.ahead.close()  # an error or an interrupt: no worker left behind
         raise
     loader.parsed += loader.ahead.finish()  # every file of the set, used or not: counts do not depend on timing
+    reusing = inc is not None and inc.old is not None  # (a second replan scanned in full)
     retire((reach, inc))
     inc_state = None
     if inc is not None:
@@ -365,6 +395,9 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        "regions_replayed": inc.replayed,
                                        "files_reindexed": results.reindexed,
                                        "units_stale": len(inc.plan.stale),
+                                       # context caps whose order the edit may have moved (lint/tracking.py),
+                                       # and how many times the scan met one it had not planned for
+                                       "contexts_unmoored": len(inc.plan.unmoored), "replans": replans,
                                        # of the nodes the regions walked again met: steps taken / worked out
                                        "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked}
     elif results is not None:

@@ -12,6 +12,12 @@ nodes the edit touched, and walks the rest from the kept steps.  Where the edit 
 nodes, the region is not walked at all but replayed from its walk log (lint/reach_replay.py): only its
 hazards are reported again.  Anything not tracked (a new or deleted file, another search path, other options,
 the user's facts) makes a full scan, as before.
+
+Which contexts of a function are worked out precisely (its first ones in scan order: lint/contexts.py) is no
+unit's read: the scan keeps, per function, which top unit met which contexts (``IncState.contexts``), answers
+from the previous scan's first contexts (lint/tracking.py's TrackedContextCaps), and checks after the walks
+that they are still first in this scan's order (``Incremental.settle``); where they moved, it is planned again
+with every unit that met that function stale (``Plan.unmoored``).
 """
 from __future__ import annotations
 
@@ -19,9 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .contexts import digest
 from .summary import FunctionSummary, callee_name
-from .tracking import (_MISS, _TABLES, FUNCTION_PARTS, ROOT, SharedMemo, TrackedMap, TrackedMemo, Tracker,  # noqa: F401
-                       mention_files, track_finder, track_program, track_reach)
+from .tracking import (_MISS, _TABLES, FUNCTION_PARTS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
+                       Tracker, mention_files, track_finder, track_program, track_reach)
 
 
 # ------------------------------------------------------------------------------------------------ state
@@ -40,7 +47,11 @@ class IncState:
     modinfo: dict = field(default_factory=dict)
     root_modules: frozenset = frozenset()  # modules read outside any unit
     items: dict = field(default_factory=dict)  # item -> its id (a unit's reads are ids: a smaller state)
-    shared: dict = field(default_factory=dict)  # unit -> the writers of the shared counters it read
+    # the context caps (lint/contexts.py), per (table, digest of the function): which contexts each top unit met
+    # and which unit met each, in scan order: ((top unit, ((digest of the context, unit), ...)), ...)
+    contexts: dict = field(default_factory=dict)
+    tops: dict = field(default_factory=dict)  # top unit -> its place in the scan's order
+    caps: dict = field(default_factory=dict)  # table -> its cap
     # (node, variant) -> (unit, what visiting the node does: Reach._steps), for every node unit still in use:
     # a region walked again takes the steps of the nodes whose unit is not stale, and works out the others
     steps: dict = field(default_factory=dict)
@@ -60,6 +71,25 @@ class Plan:
     reindexed: int = 0
     changed_files: list = field(default_factory=list)
     texts: dict = field(default_factory=dict)  # path -> (module, new bytes) of each edited file
+    # the context caps whose first contexts the previous scan's order no longer decides (stale_units): every
+    # unit that met them runs again, and they count from nothing as in a full scan
+    unmoored: set = field(default_factory=set)
+
+    def unmooring(self, state: IncState, keys: set) -> "Plan":
+        """This plan with more context caps unmoored (an incremental scan met ContextsMoved)."""
+        from dataclasses import replace
+
+        stale, unmoored = stale_units(state, self.changed_items, self.unmoored | keys)
+        return replace(self, stale=stale, unmoored=unmoored)
+
+
+@dataclass
+class Seed:
+    """A context cap's first contexts in the previous scan (TrackedContextCaps), for a function whose order
+    the edit left decided."""
+    key: int  # the digest of the function
+    precise: set  # the digests of its precise contexts (at most the cap)
+    cap_pos: Optional[float]  # where the top unit that reached the cap ran (IncState.tops); None: below it
 
 
 def changed_items(old, new, mod: str) -> set:
@@ -200,24 +230,48 @@ def stale_checks(checks: dict, changed: dict) -> set:
     return out
 
 
-def stale_units(state: IncState, items: set) -> set:
-    """The units that read a changed item, and every unit that used one of them."""
+def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> tuple:
+    """(the units that read a changed item, and every unit that used one of them; the context caps unmoored).
+
+    ``unmoored``: context caps whose first contexts an earlier try of this scan found moved (ContextsMoved):
+    every unit that met one is stale too, so that it counts from nothing in the order of a full scan."""
     users: dict = {}
     for u, used in state.uses.items():
         for v in used:
             users.setdefault(v, []).append(u)
     ids = {state.items[it] for it in items if it in state.items}
     stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
+    stale |= {u for k in unmoored for _, evs in state.contexts.get(k, ()) for _, u in evs}
     todo = list(stale)
     while todo:
         u = todo.pop()
-        # forward: what used a stale unit; backward: the writers of a shared counter a stale unit read (the
-        # context caps), so that the counter is what a full scan's is when it is read again
-        for w in list(users.get(u, ())) + list(state.shared.get(u, ())):
+        for w in users.get(u, ()):
             if w not in stale:
                 stale.add(w)
                 todo.append(w)
-    return stale
+    return stale, set(unmoored)
+
+
+def first_contexts(entries, cap: int) -> tuple:
+    """(the digests of a context cap's precise contexts, the top unit where it reached the cap or None)."""
+    precise: dict = {}
+    for top, evs in entries:
+        for d, _ in evs:
+            if d not in precise:
+                precise[d] = None
+                if len(precise) == cap:
+                    return set(precise), top
+    return set(precise), None
+
+
+def seeds(state: IncState, unmoored: set) -> dict:
+    """table -> {digest of a function: Seed} for every context cap not unmoored (TrackedContextCaps)."""
+    out: dict = {}
+    for (table, key), entries in state.contexts.items():
+        if (table, key) not in unmoored:
+            precise, top = first_contexts(entries, state.caps[table])
+            out.setdefault(table, {})[key] = Seed(key, precise, None if top is None else state.tops.get(top, -1.0))
+    return out
 
 
 class Incremental:
@@ -246,14 +300,26 @@ class Incremental:
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
         self._reach = None
         self._program = None
+        self.tops: dict = {}  # top unit (reused: the previous scan's) -> its place in this scan
+        self._rerun: dict = {}  # the previous scan's top unit -> this scan's that ran it again
+        self._replayed: dict = {}  # the previous scan's walk -> this scan's that replayed its log
+        self._last_old_pos = -1.0
+        self._contexts: Optional[dict] = None  # IncState.contexts, once settled
+        self._live: Optional[set] = None  # _live_old
+        # the previous scan's units that met an unmoored context cap (their walk is not replayed: they count)
+        self._unmoored_units: set = set()
+        if self.old is not None:
+            self._unmoored_units = {u for k in plan.unmoored for _, evs in self.old.contexts.get(k, ())
+                                    for _, u in evs}
 
     def install(self, program, reach, finder) -> None:
-        track_program(self.t, program)
+        caps = seeds(self.old, self.plan.unmoored) if self.old is not None else {}
+        track_program(self.t, program, caps)
         self._program = program
         if self.old is not None and self.old.mentions is not None:
             files, parts = self.old.mentions
             program._mention_index.kept = (files, parts, {p: data for p, (_, data) in self.plan.texts.items()})
-        track_reach(self.t, reach, self._reuse_steps if self.old is not None else None)
+        track_reach(self.t, reach, self._reuse_steps if self.old is not None else None, caps)
         track_finder(self.t, finder)
         self._reach = reach
         reach.walk_logs = []
@@ -276,38 +342,72 @@ class Incremental:
         first = self.old.next_id if self.old is not None else 1
         return sum(1 for _, uid in dict.values(self._reach._steps_memo) if uid >= first)
 
+    def _at_top(self, old_uid: Optional[int]) -> None:
+        """The context caps' place in the previous scan's order: where it ran ``old_uid``, or for a top unit
+        new to this scan, just after the last one it ran."""
+        pos = self.old.tops.get(old_uid) if self.old is not None and old_uid is not None else None
+        if pos is None:
+            pos = self._last_old_pos + 0.5
+        else:
+            self._last_old_pos = pos
+        self.t.top_old_pos = pos
+
+    def _reused_top(self, uid: int) -> None:
+        self._at_top(uid)
+        self.tops[uid] = len(self.tops)
+        self.t.top_old_pos += 0.5  # (what runs outside any top unit runs after it)
+
+    def _run_top(self, old_uid: Optional[int], fn) -> tuple:
+        """``fn()`` as a top unit (Tracker.run): (unit, result)."""
+        self._at_top(old_uid)
+        t = self.t
+        uid = t.top = t.next_id  # (the unit that run opens)
+        self.tops[uid] = len(self.tops)
+        if old_uid is not None:
+            self._rerun[old_uid] = uid
+        try:
+            return t.run(fn)
+        finally:
+            t.top = ROOT
+            t.top_old_pos += 0.5
+
     def find(self, key: str, do_find, unresolved: list) -> list:
         old = self.old.finds.get(key) if self.old is not None else None
         if old is not None and old[0] not in self.plan.stale:
             uid, regions, unres = old
             self.kept.add(uid)
+            self._reused_top(uid)
             unresolved.extend(unres)
             self.finds[key] = old
             return list(regions)
         n = len(unresolved)
-        uid, regions = self.t.run(do_find)
+        uid, regions = self._run_top(old[0] if old is not None else None, do_find)
         self.finds[key] = (uid, list(regions), list(unresolved[n:]))
         return regions
 
     def walk(self, key: str, region, do_walk):
         reach = self._reach
-        old_uid = None
+        old_uid = matched = None
         for i, (r, uid, result, logs) in enumerate(self._old_walks.get(key, ())):
             if r == region and uid not in self.plan.stale:
                 del self._old_walks[key][i]
                 self.kept.add(uid)
+                self._reused_top(uid)
                 self.walks.append((key, region, uid, result, logs))
                 self.reused += 1
                 return result
+            if r == region and matched is None:
+                matched = uid
             if r == region and old_uid is None and logs and self._replayable(uid):
                 old_uid = uid
                 reach.replay_logs = list(logs)
         reach.walk_logs, reach.replayed = [], 0
         try:
-            uid, result = self.t.run(do_walk)
+            uid, result = self._run_top(matched, do_walk)
         finally:
             reach.replay_logs = None
         if reach.replayed:
+            self._replayed[old_uid] = uid
             self.replayed += 1
             # what the logged traversal read and used (none of it changed: _replayable), for the next edit's
             # plan; not the steps, reports and entries, which the replay used again itself (kept, they would
@@ -330,7 +430,7 @@ class Incremental:
             self._changed_ids = {self.old.items[it] for it in self.plan.changed_items if it in self.old.items}
             self._redone = {e[0] for e in self.old.steps.values()} | self.old.redone_units
             self._replay_safe = self._redone | self.old.replay_checked
-        if uid in self.old.shared or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
+        if uid in self._unmoored_units or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
             return False
         stale = self.plan.stale
         return all(u in self._replay_safe for u in self.old.uses.get(uid, ()) if u in stale)
@@ -374,29 +474,17 @@ class Incremental:
             reads[u] = one.setdefault(got, got)
             got = tuple(used)
             uses[u] = one.setdefault(got, got)
-        shared = {u: tuple(w) for u, w in self.t.shared.items() if u != ROOT and w}
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
+        live = set()
         if self.old is not None:  # the old units still in use, and everything they used
-            old_reads, old_uses, old_shared = self.old.reads, self.old.uses, self.old.shared
-            todo = list(self.kept)
-            live = set()
-            while todo:
-                u = todo.pop()
-                if u in live or u in reads:
-                    continue
-                live.add(u)
-                if u in old_reads:  # (a unit that read and used nothing was not kept)
-                    todo.extend(old_uses.get(u, ()))
-                    todo.extend(old_shared.get(u, ()))
+            old_reads, old_uses = self.old.reads, self.old.uses
+            live = self._live_old()
             for u in live:
                 r = old_reads.get(u)
                 if r is not None:
                     reads[u] = r
                     uses[u] = old_uses.get(u, ())
-                    w = old_shared.get(u)
-                    if w is not None:
-                        shared[u] = w
             for k, v in self.old.checks.items():
                 if k[0] == "q":  # the files any unit saw answer, old or new: each path's answer is its text's
                     checks[k] = v | checks.get(k, frozenset())
@@ -424,7 +512,9 @@ class Incremental:
         if index is not None:
             st.mentions = (mention_files(index), index.parts())
         st.items = table
-        st.shared = shared
+        st.contexts = self._contexts if self._contexts is not None else self._contexts_table(live)
+        st.caps = self._caps()
+        st.tops = dict(self.tops)
         light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
         st.steps = self._steps_table(reads, light)
         self._compact_logs(light)
@@ -432,6 +522,88 @@ class Incremental:
             units = getattr(self.t, kind) | (getattr(self.old, kind) if self.old is not None else frozenset())
             setattr(st, kind, frozenset(u for u in units if u in reads))
         return st
+
+    def _live_old(self) -> set:
+        """The previous scan's units still in use (reused, and everything they used)."""
+        if self._live is not None:
+            return self._live
+        old_reads, old_uses = self.old.reads, self.old.uses
+        todo = list(self.kept)
+        live: set = set()
+        while todo:
+            u = todo.pop()
+            if u in live:
+                continue
+            live.add(u)
+            if u in old_reads:  # (a unit that read and used nothing was not kept)
+                todo.extend(old_uses.get(u, ()))
+        self._live = live
+        return live
+
+    def settle(self) -> None:
+        """After the walks of an incremental scan: this scan's contexts table (IncState.contexts), checked
+        against what the context caps answered (TrackedContextCaps).  A cap whose first contexts in this scan's
+        order are not those it answered by moved (a top unit run again met others than before, or no longer
+        met one): ContextsMoved, and the scan is planned again with that cap unmoored."""
+        if self.old is None:
+            return
+        self._contexts = table = self._contexts_table(self._live_old())
+        moved = set(self.t.moved)
+        for caps in self._context_tables():
+            for key, seed in caps.seeds.items():
+                if first_contexts(table.get((caps.name, key), ()), caps.cap)[0] != seed.precise:
+                    moved.add((caps.name, key))
+        if moved:
+            raise ContextsMoved(moved)
+
+    def _caps(self) -> dict:
+        tables = self._context_tables()
+        return {t.name: t.cap for t in tables} if tables else (dict(self.old.caps) if self.old is not None else {})
+
+    def _context_tables(self) -> list:
+        return [t for t in (getattr(self._program, "_call_contexts", None), getattr(self._reach, "_const_contexts", None))
+                if getattr(t, "log", None) is not None]
+
+    def _contexts_table(self, live: set) -> dict:
+        """IncState.contexts of this scan: what the top units it ran met (their contexts digested), and for the
+        others what the previous scan's met.  A top unit run again also keeps the previous scan's contexts of
+        its units that were not run again (the nodes' steps taken from it, what they used): a full scan would
+        have met them there.  A replayed walk keeps those its own unit met (a replay does not ask again)."""
+        memo: dict = {}
+        per: dict = {}  # key -> top unit -> [(digest, unit)]
+        for table in self._context_tables():
+            for key, entries in table.log.items():
+                got = per.setdefault((table.name, digest(key, memo)), {})
+                for top, evs in entries:
+                    got.setdefault(top, []).extend((digest(c, memo), u) for c, u in evs)
+        if self.old is not None:
+            stale, old_reads = self.plan.stale, self.old.reads
+            for k, entries in self.old.contexts.items():
+                got = per.get(k)
+                for top, evs in entries:
+                    if top in self.tops:  # reused whole
+                        if got is None:
+                            got = per[k] = {}
+                        got[top] = list(evs)
+                        continue
+                    new = self._rerun.get(top)
+                    if new is None:
+                        continue  # outside any top unit (run again), or a top unit this scan did not meet
+                    walk = self._replayed.get(top)
+                    kept = [(d, new if u == top else u) for d, u in evs
+                            if (u == top and walk is not None) or
+                            (u != top and u not in stale and (u in live or u not in old_reads))]
+                    if kept:
+                        if got is None:
+                            got = per[k] = {}
+                        got[new] = kept + got.get(new, [])
+        order = self.tops
+        out = {}
+        for k, by_top in per.items():
+            # outside any top unit first (what runs there is run again each scan; stale_units counts it so)
+            tops = sorted(by_top, key=lambda top: order.get(top, -1))
+            out[k] = tuple((top, tuple(by_top[top])) for top in tops)
+        return out
 
     def _steps_table(self, reads: dict, light: dict) -> dict:
         """IncState.steps: the previous scan's entries still in use and not stale, and this scan's own (their

@@ -29,6 +29,7 @@ from typing import Optional
 from compile_lint.rules import ALL_RULES
 
 from .actions import Action, Node
+from .contexts import ContextCaps
 from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
@@ -110,7 +111,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self._const_memo: dict = {}
         self._hooks_memo: dict = {}  # class id -> the module hooks its methods register (_registered_hooks)
         self._self_calls: dict = {}  # method id -> the (line, col) of its calls on its own `self` (_is_self_call)
-        self._const_contexts: dict = {}  # function id -> the constant contexts it was entered with
+        self._const_contexts = ContextCaps(MAX_CONST_CONTEXTS)  # function id -> the constant contexts it is entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
         self._hook_sites_memo: dict = {}  # function id -> whether it registers a module hook (_registers_hooks)
@@ -574,11 +575,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         if res:
             # a recursion that counts (`_format_value(v, depth + 1)`, flashinfer's api_logging) would make a
             # new node per value: past a few constant contexts a function is walked without them
-            seen = self._const_contexts.setdefault(fv.id, set())
-            if res not in seen and len(seen) >= MAX_CONST_CONTEXTS:
+            if not self._const_contexts.admit(fv.id, res):
                 res = ()
-            else:
-                seen.add(res)
         self._const_memo[key] = res
         return res
 

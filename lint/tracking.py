@@ -14,13 +14,15 @@ each region (``walk``).  While they run, a ``Tracker`` records, per unit, what i
   unit read.  Every memo table of ``Program``, ``Reach`` and ``RegionFinder`` is replaced by a
   ``TrackedMemo``, which keeps with each entry the unit that computed it; the walk's shared per-node work
   (``Reach._steps``, ``Reach.actions``) is a unit of its own, so a region that meets a node another region
-  walked first depends on that node's reads, not on the other region's.  Tables that several units update
-  (the context counters that bound context sensitivity) remember every writer.
+  walked first depends on that node's reads, not on the other region's.  The context caps (which contexts
+  of a function are precise: lint/contexts.py) are no memo: ``TrackedContextCaps`` records the order in
+  which the top units met each function's contexts, and answers an incremental scan from it.
 """
 from __future__ import annotations
 
 from typing import Optional
 
+from .contexts import ContextCaps, digest
 from .summary import FunctionSummary, callee_name
 
 _MISS = object()
@@ -41,9 +43,11 @@ class Tracker:
         self.checks: dict = {}  # check item -> the value it had
         self.last_closed = ROOT
         self.made = 0  # memo entries made so far (Tracker.frame)
-        # unit -> the units that wrote a shared counter it read (SharedMemo): a unit walked again must see
-        # the counter as a full scan does, so those writers run again before it (stale_units)
-        self.shared: dict = {}
+        # the top unit (a file's region search, a region's walk) being run, ROOT between them, and where the
+        # previous scan ran it (its place in that scan's order: TrackedContextCaps)
+        self.top = ROOT
+        self.top_old_pos = -1.0
+        self.moved: set = set()  # context caps met with a context that moves their first ones (TrackedContextCaps)
         # a report's text reads a function's summary for its qualname only: whether the function exists
         # (item "fx"), not its body
         self.exists_only = False
@@ -110,9 +114,6 @@ class Tracker:
                 self.cur_reads |= reads
                 uses.discard(parent)
                 self.cur_uses |= uses
-                writers = self.shared.pop(uid, None)
-                if writers:
-                    self.shared.setdefault(parent, set()).update(w for w in writers if w != parent)
             else:
                 self._freeze(uid)
                 self.cur_uses.add(uid)
@@ -211,42 +212,78 @@ class _LastUnitMemo(TrackedMemo):
         dict.__setitem__(self, k, (v, self.t.last_closed))
 
 
-class SharedMemo(_UnitTable):
-    """A table several units update (a counter, a set that grows): a read uses every unit that wrote the
-    entry, a write adds the writer.  Entries are stored as (value, writers)."""
+class ContextsMoved(Exception):
+    """An incremental scan met contexts that may change which contexts of some functions are precise (the
+    previous scan's order no longer decides them): the scan is planned again with those functions' units stale
+    (lint/engine.py)."""
 
-    __slots__ = ()
+    def __init__(self, keys: set):
+        super().__init__(len(keys))
+        self.keys = keys  # {(table, digest of the function)}
 
-    def __init__(self, tracker: Tracker):
-        dict.__init__(self)
-        self.t = tracker
 
-    def _use(self, pair):
+class TrackedContextCaps(ContextCaps):
+    """A context cap (lint/contexts.py) that records, per function, the contexts each top unit met, in scan
+    order, and the unit that met each (IncState.contexts).
+
+    Seeded (an incremental scan; ``seeds``: key digest -> Seed, the previous scan's first contexts of each
+    function), it answers as a full scan of the edited tree would, without running again the units that met
+    the function before:
+    - a context among the previous scan's precise ones is precise;
+    - a function below its cap admits a new context while it stays within the cap (every context precise in
+      both scans);
+    - a function at its cap widens a new context met after the top unit that reached the cap; one met before
+      it would change which contexts are first: the scan goes on and is planned again (``Tracker.moved``).
+    Whether the previous scan's first contexts are still first in this scan's order (a top unit run again
+    may meet others, or no longer meet one) is checked after the walks (Incremental.settle).  Before, every
+    unit that counted used every unit that counted before it, and those ran again before a unit walked again:
+    100,614 stale units for one edit of the sglang checkout, 11 now.  A key without a seed (a full scan, or a
+    cap the plan unmoored: Plan.unmoored) counts as ContextCaps does."""
+
+    __slots__ = ("t", "name", "log", "seeds", "keyinfo", "digests")
+
+    def __init__(self, tracker: Tracker, name: str, cap: int, seeds: Optional[dict] = None):
+        super().__init__(cap)
+        self.t, self.name = tracker, name
+        self.log: dict = {}  # key -> [[top unit, [(context, unit), ...]], ...] in scan order
+        self.seeds = seeds or {}
+        self.keyinfo: dict = {}  # key -> its Seed or None
+        self.digests: dict = {}  # contexts.digest's memo
+
+    def admit(self, key, context) -> bool:
         t = self.t
-        others = [w for w in pair[1] if w != t.cur]
-        if others:
-            t.cur_uses.update(others)
-            t.shared.setdefault(t.cur, set()).update(others)
-        return pair[0]
-
-    def __setitem__(self, k, v):
-        pair = dict.get(self, k, _MISS)
-        writers = (self.t.cur,) if pair is _MISS else pair[1] + ((self.t.cur,) if self.t.cur not in pair[1] else ())
-        dict.__setitem__(self, k, (v, writers))
-        self.t.made += 1
-
-    def get(self, k, d=None):
-        pair = dict.get(self, k, _MISS)
-        return d if pair is _MISS else self._use(pair)
-
-    def setdefault(self, k, d=None):
-        """Used as ``seen = memo.setdefault(k, set()); seen.add(x)``: a read and a write."""
-        pair = dict.get(self, k, _MISS)
-        if pair is not _MISS:
-            self._use(pair)
-            d = pair[0]
-        self[k] = d
-        return d
+        t.made += 1  # a unit that met a context is kept (IncState.contexts names it)
+        entries = self.log.get(key)
+        if entries is None:
+            entries = self.log[key] = []
+        if not entries or entries[-1][0] != t.top:
+            entries.append((t.top, []))
+        entries[-1][1].append((context, t.cur))
+        if not self.seeds:
+            return ContextCaps.admit(self, key, context)
+        seed = self.keyinfo.get(key, _MISS)
+        if seed is _MISS:
+            seed = self.keyinfo[key] = self.seeds.get(digest(key, self.digests))
+        if seed is None:
+            return ContextCaps.admit(self, key, context)
+        seen = self.seen.get(key)
+        if seen is None:
+            seen = self.seen[key] = set()
+        if context in seen:
+            return True
+        d = digest(context, self.digests)
+        if d in seed.precise:
+            seen.add(context)
+            return True
+        if len(seed.precise) < self.cap:
+            seed.precise.add(d)
+            seen.add(context)
+            return True
+        if seed.cap_pos is None or t.top_old_pos < seed.cap_pos:
+            # a new context before the cap was reached: the scan goes on (it finds every such cap at once),
+            # and is planned again (Incremental.settle)
+            t.moved.add((self.name, seed.key))
+        return False
 
 
 def _reading_all(name: str):
@@ -382,19 +419,18 @@ def _wrap_summary(tracker: Tracker, m) -> None:
 # ------------------------------------------------------------------------------------------------ install
 _PROGRAM_MEMOS = ("_global_memo", "_eval_memo", "_call_memo", "_func_value_memo", "_mro_memo", "_subclass_memo",
                   "conditional_wrappers")
-_PROGRAM_SHARED = ("_call_contexts",)
 _REACH_MEMOS = ("_actions", "_guard_memo", "_skip_memo", "_const_memo", "_hooks_memo", "_self_calls",
                 "_steps_memo", "_hook_sites_memo")
-_REACH_SHARED = ("_const_contexts",)
 _FINDER_MEMOS = ("_registry_memo", "_marker_name_memo")
 
 
-def track_program(tracker: Tracker, program) -> None:
-    """Record what ``program`` reads, per unit (instance attributes shadow the methods and tables)."""
+def track_program(tracker: Tracker, program, seeds: Optional[dict] = None) -> None:
+    """Record what ``program`` reads, per unit (instance attributes shadow the methods and tables).  ``seeds``:
+    table ("call") -> the context caps' seeds of an incremental scan (TrackedContextCaps)."""
+    seeds = seeds or {}
     for name in _PROGRAM_MEMOS:
         setattr(program, name, TrackedMemo(tracker, getattr(program, name)))
-    for name in _PROGRAM_SHARED:
-        setattr(program, name, SharedMemo(tracker))
+    program._call_contexts = TrackedContextCaps(tracker, "call", program._call_contexts.cap, seeds.get("call"))
     modules = program.modules
     plain_module = program.module
     _ACTIVE[0] = tracker
@@ -518,13 +554,14 @@ class _Rebound(dict):
         dict.__setitem__(self, k, v)
 
 
-def track_reach(tracker: Tracker, reach, reuse_steps=None) -> None:
+def track_reach(tracker: Tracker, reach, reuse_steps=None, seeds: Optional[dict] = None) -> None:
     """``reuse_steps(key)``: a previous scan's (unit, steps) of node ``key`` if that unit is not stale, else
-    None (lint/incremental.py): a region walked again then walks again only the nodes an edit touched."""
+    None (lint/incremental.py): a region walked again then walks again only the nodes an edit touched.
+    ``seeds``: as track_program's ("const")."""
+    seeds = seeds or {}
     for name in _REACH_MEMOS:
         setattr(reach, name, TrackedMemo(tracker, getattr(reach, name)))
-    for name in _REACH_SHARED:
-        setattr(reach, name, SharedMemo(tracker))
+    reach._const_contexts = TrackedContextCaps(tracker, "const", reach._const_contexts.cap, seeds.get("const"))
     plain_steps, plain_actions, plain_text = reach._steps, reach.actions, reach._report_text
     steps_memo, actions_memo = reach._steps_memo, reach._actions
     # what a report says is worked out once per (action, node...) and kept in _report_memo: as a unit of its

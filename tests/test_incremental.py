@@ -403,7 +403,9 @@ def test_every_table_of_the_walk_is_tracked(tmp_path):
     worked out without depending on what it read: every dict or set attribute of the three objects is either
     tracked or listed here as not needing it (a new table fails this test until it is one or the other)."""
     from compile_lint.engine import ScanOptions  # noqa: F401 - the package, for the classes below
-    from compile_lint.incremental import Incremental, SharedMemo, TrackedMemo, TrackedMap  # noqa: F401
+    from compile_lint.contexts import ContextCaps
+    from compile_lint.incremental import Incremental, TrackedMemo, TrackedMap  # noqa: F401
+    from compile_lint.tracking import TrackedContextCaps
     from compile_lint.program import ModuleLocator, Program
     from compile_lint.reach import Reach
     from compile_lint.regions import RegionFinder
@@ -415,7 +417,9 @@ def test_every_table_of_the_walk_is_tracked(tmp_path):
     for obj in (program, reach, finder):
         name = type(obj).__name__
         for attr, value in vars(obj).items():
-            if isinstance(value, (dict, set)) and not isinstance(value, (TrackedMemo, SharedMemo)):
+            # a context cap answers by the order of the scan: tracked so that an incremental scan knows it
+            assert not isinstance(value, ContextCaps) or isinstance(value, TrackedContextCaps), f"{name}.{attr}"
+            if isinstance(value, (dict, set)) and not isinstance(value, TrackedMemo):
                 if type(value).__name__ in ("_MentionIndexes", "_Rebound"):
                     continue
                 assert attr in _UNTRACKED[name], f"{name}.{attr} is neither tracked nor known to need no tracking"
@@ -424,7 +428,7 @@ def test_every_table_of_the_walk_is_tracked(tmp_path):
 def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
     """A function entered with more constant contexts than the walk keeps (reach.MAX_CONST_CONTEXTS) is walked
     without them past the cap, so a region's findings depend on how many contexts the regions before it
-    brought: a region walked again must see the counter a full scan sees (SharedMemo writers, stale_units)."""
+    brought: a region walked again must see the caps of a full scan (lint/tracking.py TrackedContextCaps)."""
     from compile_lint.reach import MAX_CONST_CONTEXTS
 
     n = MAX_CONST_CONTEXTS + 1
@@ -437,6 +441,81 @@ def test_a_region_walked_again_sees_the_context_caps_of_a_full_scan(tmp_path):
     _edit(root / "pkg" / "regions.py", "return f(999) + x", "return f(999) + x + 1")
     got = _check(root, cache)
     assert got.stats["result_cache"] == "incremental"
+
+
+def _capped_regions(n: int, between: str = "", hazard: int = 15) -> str:
+    """Regions g0..g{n-1} calling ``f(i)`` (f holds a hazard behind ``k == hazard``: decided only while that
+    context is among f's first MAX_CONST_CONTEXTS), ``between`` put after g3."""
+    body = ["import subprocess", "import torch", "", "", "def f(k):", f"    if k == {hazard}:",
+            "        subprocess.run(['x'])", "    return k", ""]
+    for i in range(n):
+        body += ["", "@torch.compile(fullgraph=True)", f"def g{i}(x):", f"    return f({i}) + x", ""]
+        if i == 3:
+            body.append(between)
+    return "\n".join(body)
+
+
+def test_a_region_that_met_a_context_first_makes_the_function_count_again(tmp_path):
+    """An edit of a region that brought one of f's first contexts (g0: f(0)) changes which contexts are first
+    (f(100) instead): g0 walked again meets f(100), before the top unit that reached the cap (ContextsMoved);
+    planned again with f's cap unmoored, every unit that met f runs again and counts from nothing, as a full
+    scan does -- the same findings."""
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    n = MAX_CONST_CONTEXTS + 1
+    root, cache, _ = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(n)})
+    _edit(root / "pkg" / "regions.py", "return f(0) + x", "return f(100) + x")
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert inc["contexts_unmoored"] == 1 and inc["replans"] == 1
+    assert inc["regions_walked"] == n  # every region that met f
+
+
+def test_a_region_that_no_longer_meets_a_first_context_makes_the_function_count_again(tmp_path):
+    """g0 stops calling f: in a full scan f(16) becomes one of f's first contexts (its hazard certain).  The
+    walk of g0 again meets nothing the caps could stop at; the contexts table of the scan, checked after the
+    walks (Incremental.settle), has other first contexts than those answered: planned again, a full scan's
+    findings."""
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    n = MAX_CONST_CONTEXTS + 1
+    root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(n, hazard=n - 1)})
+    _edit(root / "pkg" / "regions.py", "return f(0) + x", "return x")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["replans"] == 1
+    assert _findings(got) != _findings(first)
+
+
+def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
+    """Each try of a moved plan costs an incremental scan: past MAX_REPLANS the scan is a full one (tracked,
+    its state the next edit's), with a full scan's findings."""
+    from compile_lint import engine
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    monkeypatch.setattr(engine, "MAX_REPLANS", 1)
+    n = MAX_CONST_CONTEXTS + 1
+    root, cache, _ = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(n, hazard=n - 1)})
+    _edit(root / "pkg" / "regions.py", "return f(0) + x", "return x")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "miss"
+    _edit(root / "pkg" / "regions.py", "return f(1) + x", "return f(1) + x + 1")
+    assert _check(root, cache).stats["result_cache"] == "incremental"
+
+
+def test_a_context_met_before_the_cap_by_a_region_that_did_not_meet_it_plans_again(tmp_path):
+    """A region between g3 and g4 that did not call f starts calling it with a new context: in a full scan that
+    context is one of f's first, and g15's f(15) is widened (its hazard no longer certain).  The plan could not
+    know (the region met no context of f before), so the scan meets ContextsMoved, plans again with f
+    unmoored, and gives a full scan's findings."""
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    n = MAX_CONST_CONTEXTS
+    between = "\n@torch.compile(fullgraph=True)\ndef h(x):\n    return x + 1\n"
+    root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(n, between)})
+    _edit(root / "pkg" / "regions.py", "    return x + 1\n", "    return f(100) + x\n")
+    got = _check(root, cache)
+    assert got.stats["incremental"]["replans"] == 1
+    assert _findings(got) != _findings(first)  # the edit moved f's cap: g15's hazard is no longer certain
 
 
 def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path):

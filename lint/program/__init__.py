@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..contexts import ContextCaps
 from .calls import MAX_CALL_CONTEXTS, CallMixin, _foreign_origins
 from .classes import ClassMixin
 from .evaluate import EvaluatorMixin
@@ -51,7 +52,8 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         self._global_memo: dict = {}
         self._eval_memo: dict = {}
         self._call_memo: dict = {}
-        self._call_contexts: dict = {}  # Func -> distinct argument bindings its return value was worked out for
+        # Func -> the argument bindings its return value is worked out for precisely (calls.py)
+        self._call_contexts = ContextCaps(MAX_CALL_CONTEXTS)
         self._func_value_memo: dict = {}
         # function id -> {wrapper id: why it is conditional}: wrappers that its decorators install on some
         # paths only (flashinfer_api returns the function itself unless FLASHINFER_LOGLEVEL was set at import)

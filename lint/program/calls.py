@@ -244,13 +244,9 @@ class CallMixin:
                 hash(key)
             except TypeError:
                 key = None
-            if key is not None and key not in self._call_memo:
-                seen = self._call_contexts.get(v, 0)
-                if seen >= MAX_CALL_CONTEXTS:
-                    bindings = self._widened(bindings)
-                    key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
-                else:
-                    self._call_contexts[v] = seen + 1
+            if key is not None and key not in self._call_memo and not self._call_contexts.admit(v, key):
+                bindings = self._widened(bindings)  # past the function's first MAX_CALL_CONTEXTS contexts
+                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
             if key is not None and key in self._call_memo:
                 return self._call_memo[key]
             if key is not None and key in self._active:

@@ -1,0 +1,64 @@
+"""Context caps (lint/contexts.py): which contexts of a function are precise, and the digests that let an
+incremental scan compare them with the previous scan's (lint/tracking.py TrackedContextCaps)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from compile_lint import contexts
+from compile_lint.contexts import ContextCaps, digest
+from compile_lint.values import Const, Func, SeqVal, Unknown
+
+HERE = Path(__file__).parent
+
+
+def test_the_first_distinct_contexts_are_precise():
+    caps = ContextCaps(2)
+    assert caps.admit("f", 1) and caps.admit("f", 2)
+    assert not caps.admit("f", 3)  # past the cap: widened
+    assert caps.admit("f", 1)  # one of the first: still precise, and counted once
+    assert caps.admit("g", 3)  # per function
+
+
+_VALUE = (Func("m:f", None, frozenset({"cached", "property"}), ("m:w",), (("x", frozenset({Const(1), Const("a")})),)),
+          (("k", frozenset({SeqVal(frozenset({Const(2), Unknown("why")})), Const(None)})),))
+_PRINT = ("import sys; sys.path[:0] = [{root!r}]\n"
+          "from compile_lint.contexts import digest\n"
+          "from compile_lint.values import Const, Func, SeqVal, Unknown\n"
+          "print(digest({value}, {{}}))\n")
+
+
+def test_a_digest_is_the_same_in_every_process():
+    """``hash`` is salted per process and a frozenset's order follows it: a digest that followed either would
+    differ between the scan that wrote the state and the one that reads it."""
+    code = _PRINT.format(root=str(HERE.parent), value=repr(_VALUE))
+    got = set()
+    for seed in ("1", "2", "3"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        got.add(int(out.stdout))
+    assert got == {digest(_VALUE, {})}
+
+
+def test_a_digest_tells_values_apart():
+    values = [Const(1), Const(True), Const(1.0), Const("1"), (Const(1),), frozenset({Const(1)}), Unknown("1"),
+              Func("m:f"), Func("m:f", "m:C"), Func("m:f", flags=frozenset({"cached"}))]
+    assert len({digest(v, {}) for v in values}) == len(values)
+
+
+def test_every_context_of_a_corpus_scan_is_a_known_value(tmp_path):
+    """A value the digest does not know is digested by its repr, which may hold an address: the caps would
+    see a new context in every run.  Every context the corpus's scan meets is of a known kind."""
+    import shutil
+
+    from compile_lint.engine import ScanOptions, scan
+
+    root = tmp_path / "cases"
+    shutil.copytree(HERE / "corpus" / "cases", root)
+    contexts._FIELDS.clear()
+    scan(ScanOptions(paths=[root], use_environment=False, use_installed_torch=False, cache_dir=tmp_path / "c",
+                     use_result_cache=True, incremental=True))
+    assert contexts._FIELDS  # the state's contexts were digested
+    assert not [t.__name__ for t, names in contexts._FIELDS.items() if names is None]
