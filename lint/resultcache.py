@@ -148,6 +148,9 @@ class ResultCache:
         mention an identifier) answers otherwise now."""
         if self.path is None:
             return None
+        pending = _PENDING_RESULTS.pop(str(self.path), None)
+        if pending is not None:  # (made earlier in this answer: a warm process's second scan of one entry)
+            self._write_now(*pending)
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
@@ -328,6 +331,16 @@ class ResultCache:
             self.problems.append((str(path), f"cannot write incremental state: {e}"))
 
     def _write(self, manifest: Manifest, result) -> None:
+        if _KEPT_STATES is not None:  # a warm process: written after the answer, before the state
+            import copy
+
+            kept = copy.copy(result)  # as it is now: the command goes on to filter what it reports
+            kept.stats = dict(result.stats)
+            _PENDING_RESULTS[str(self.path)] = (manifest, kept)
+            return
+        self._write_now(manifest, result)
+
+    def _write_now(self, manifest: Manifest, result) -> None:
         try:
             _pickle_to(self.path, manifest, result)
         except OSError as e:
@@ -427,15 +440,32 @@ def retire(obj) -> None:
         _RETIRED.append(obj)
 
 
+# the result cache entries a warm process made, written after the answer (writing the pre-commit hook's, every
+# path kept, was a seventh of an edit's answer): its cache's entries are its own while it answers
+_PENDING_RESULTS: dict = {}  # str(path) -> (Manifest, result)
+
+
 def write_kept_states() -> list:
-    """Free what was retired and write the states made since the last call (a warm process, after
-    answering); [(path, problem)]."""
+    """Free what was retired and write the results and states made since the last call (a warm process, after
+    answering); [(path, problem)].  A state whose result could not be written is not written either: never a
+    state beside an older result."""
     _RETIRED.clear()
     problems = []
+    failed = set()
+    for key, (manifest, result) in list(_PENDING_RESULTS.items()):
+        del _PENDING_RESULTS[key]
+        try:
+            _pickle_to(Path(key), manifest, result)
+        except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
+            failed.add(key)
+            problems.append((key, f"cannot write result cache entry: {e}"))
     for key, (signature, state) in list((_KEPT_STATES or {}).items()):
         if signature is not None:
             continue
         path = Path(key)
+        if str(path.with_suffix(".pkl")) in failed:
+            del _KEPT_STATES[key]
+            continue
         try:
             _pickle_to(path, state)
             _KEPT_STATES[key] = (_signature(os.stat(path)), state)

@@ -105,3 +105,23 @@ def test_stop_ends_the_daemon_and_removes_its_socket(tmp_path):
     assert sh("compile-lint daemon status", tmp_path, env).exit_code == 1
     assert not list((tmp_path / "user-cache" / "daemon").glob("*.sock"))
     assert "none running" in sh("compile-lint daemon stop", tmp_path, env).stdout
+
+
+def test_the_result_written_after_the_answer_is_the_scans_not_the_filtered_report(served, tmp_path):
+    """The daemon writes a scan's result cache entry after answering; the command has filtered its report by
+    then (a baseline here, the staged files for the pre-commit hook): the entry still holds every finding and
+    its counts, and the next run in a process of its own is a hit with a full scan's findings."""
+    root, cache, env = served
+    base = tmp_path / "baseline.json"
+    r = sh(f"compile-lint scan . --no-environment --show-disabled --cache-dir {cache} --baseline {base} "
+           f"--write-baseline", root, env)
+    assert r.exit_code == 0 and base.is_file(), r
+    _edit(root / EDITS[0][0], *EDITS[0][1:])  # one new hazard
+    new, r = _scan(root, cache, env, f"--daemon --baseline {base}")
+    assert "no daemon running" not in r.stderr and len(new) == 1
+    assert "1 requests served" in _status(tmp_path, env)  # (answered after the entry was written)
+    got, r = _scan(root, cache, env)
+    want = _no_cache(root, env)
+    assert got == want and len(want) > 1
+    doc = json.loads(r.stdout)
+    assert doc["stats"]["result_cache"] == "hit" and doc["stats"]["findings"] == len(want)
