@@ -71,7 +71,7 @@ class Plan:
     reindexed: int = 0
     changed_files: list = field(default_factory=list)
     texts: dict = field(default_factory=dict)  # path -> (module, new bytes) of each edited file
-    # the context caps whose first contexts the previous scan's order no longer decides (stale_units): every
+    # the context caps whose first contexts moved in an earlier try of this scan (ContextsMoved): every
     # unit that met them runs again, and they count from nothing as in a full scan
     unmoored: set = field(default_factory=set)
 
@@ -79,8 +79,8 @@ class Plan:
         """This plan with more context caps unmoored (an incremental scan met ContextsMoved)."""
         from dataclasses import replace
 
-        stale, unmoored = stale_units(state, self.changed_items, self.unmoored | keys)
-        return replace(self, stale=stale, unmoored=unmoored)
+        unmoored = self.unmoored | keys
+        return replace(self, stale=stale_units(state, self.changed_items, unmoored), unmoored=unmoored)
 
 
 @dataclass
@@ -230,8 +230,8 @@ def stale_checks(checks: dict, changed: dict) -> set:
     return out
 
 
-def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> tuple:
-    """(the units that read a changed item, and every unit that used one of them; the context caps unmoored).
+def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set:
+    """The units that read a changed item, and every unit that used one of them.
 
     ``unmoored``: context caps whose first contexts an earlier try of this scan found moved (ContextsMoved):
     every unit that met one is stale too, so that it counts from nothing in the order of a full scan."""
@@ -249,7 +249,7 @@ def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> tup
             if w not in stale:
                 stale.add(w)
                 todo.append(w)
-    return stale, set(unmoored)
+    return stale
 
 
 def first_contexts(entries, cap: int) -> tuple:
@@ -579,11 +579,9 @@ class Incremental:
         if self.old is not None:
             stale, old_reads = self.plan.stale, self.old.reads
             for k, entries in self.old.contexts.items():
-                got = per.get(k)
+                got = per.setdefault(k, {})
                 for top, evs in entries:
                     if top in self.tops:  # reused whole
-                        if got is None:
-                            got = per[k] = {}
                         got[top] = list(evs)
                         continue
                     new = self._rerun.get(top)
@@ -594,12 +592,12 @@ class Incremental:
                             if (u == top and walk is not None) or
                             (u != top and u not in stale and (u in live or u not in old_reads))]
                     if kept:
-                        if got is None:
-                            got = per[k] = {}
                         got[new] = kept + got.get(new, [])
         order = self.tops
         out = {}
         for k, by_top in per.items():
+            if not by_top:
+                continue  # met only by units run again, which no longer met it
             # outside any top unit first (what runs there is run again each scan; stale_units counts it so)
             tops = sorted(by_top, key=lambda top: order.get(top, -1))
             out[k] = tuple((top, tuple(by_top[top])) for top in tops)

@@ -253,8 +253,7 @@ class ResultCache:
                 items |= changed_items(old, new, rec.module)
         texts = {path: (rec.module, data) for path, rec, _, _, data in list(edited) + list(touched)}
         items |= stale_checks(state.checks, texts)
-        stale, unmoored = stale_units(state, items)
-        return state, Plan(stale, items, self.reindexed, [e[0] for e in edited], texts, unmoored)
+        return state, Plan(stale_units(state, items), items, self.reindexed, [e[0] for e in edited], texts)
 
     def _unchanged_summary(self, path: str, rec: FileRecord, edited: Optional[list] = None,
                            touched: Optional[list] = None) -> Optional[FileRecord]:
