@@ -399,7 +399,11 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        # and how many times the scan met one it had not planned for
                                        "contexts_unmoored": len(inc.plan.unmoored), "replans": replans,
                                        # of the nodes the regions walked again met: steps taken / worked out
-                                       "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked}
+                                       "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked,
+                                       # replays that took the findings of the hazards the edit did not touch
+                                       # from the previous walk, and the reports they did not make again
+                                       "replays_keeping": reach.replays_keeping,
+                                       "reports_kept": reach.replay_reports_kept}
     elif results is not None:
         result.stats["result_cache"] = "miss"
     if results is not None:
@@ -447,7 +451,8 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
         """(the region's findings, each hazard once with its best path unless every path is kept; for a public
         API, the hazard shown first and whether it is an error; how many functions the walk visited)."""
         before = reach.stats.functions_walked
-        hazards = reach.walk(r)
+        # (a public API's findings are read in walk order: first_hazard; the hook's kept paths, every one)
+        hazards = reach.walk(r, merged=r.kind != "public-api" and not options.keep_paths_by_hazard)
         if r.kind != "public-api":
             f = None  # the hazard shown first is library mode's (library.verdicts: the public APIs' rows only)
         elif len(breaks(hazards)) > 1:

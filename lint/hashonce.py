@@ -28,3 +28,20 @@ class HashOnce:
         d = dict(d)
         del d["_hash"]
         return d
+
+
+class HashedTuple(tuple):
+    """A tuple that hashes once: a walk's variant (its predicates, fullgraph) is part of the key of every
+    visit's steps (``(node, variant)``), and hashing it anew at each visit was 9 % of a replayed leaf edit
+    (py-spy).  Equal to, and hashed as, the plain tuple; the hash is not pickled (another process may hash
+    strings with another seed)."""
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = tuple.__hash__(self)
+        return h
+
+    def __reduce__(self):
+        return (HashedTuple, (tuple(self),))

@@ -58,9 +58,28 @@ class IncState:
     # units a replayed walk checks itself (Tracker.replay_checked): stale, they do not keep a walk from replaying
     replay_checked: frozenset = frozenset()
     redone_units: frozenset = frozenset()  # what a replay does again itself (Tracker.redone_units)
+    hook_units: frozenset = frozenset()  # of those, which functions register hooks (Tracker.hook_units)
     # the index of which scanned files mention which identifiers (program/locator.py): (files, parts) or None;
     # the next scan takes it over, the edited files' entries worked out again (building it reads every file)
     mentions: Optional[tuple] = None
+
+    def users(self) -> dict:
+        """unit -> the units that used it (``uses`` reversed).  Kept on the object, not pickled: a warm process
+        works it out after answering (resultcache.write_kept_states), not in the next edit's plan (a seventh of
+        a leaf edit's answer on the bench site)."""
+        got = self.__dict__.get("_users")
+        if got is None:
+            got = {}
+            for u, used in self.uses.items():
+                for v in used:
+                    got.setdefault(v, []).append(u)
+            self.__dict__["_users"] = got
+        return got
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("_users", None)
+        return d
 
 
 @dataclass
@@ -235,10 +254,7 @@ def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set
 
     ``unmoored``: context caps whose first contexts an earlier try of this scan found moved (ContextsMoved):
     every unit that met one is stale too, so that it counts from nothing in the order of a full scan."""
-    users: dict = {}
-    for u, used in state.uses.items():
-        for v in used:
-            users.setdefault(v, []).append(u)
+    users = state.users()
     ids = {state.items[it] for it in items if it in state.items}
     stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
     stale |= {u for k in unmoored for _, evs in state.contexts.get(k, ()) for _, u in evs}
@@ -295,6 +311,8 @@ class Incremental:
         self._replay_reads: dict = {}
         self._replay_safe: Optional[set] = None  # the stale units a walk may have used and be replayed
         self._redone: Optional[set] = None  # the units a replay uses again itself (steps, reports, entries)
+        # the previous scan's units of nodes' steps, and those a replay checks itself: _reports_unchanged
+        self._steps_units: Optional[set] = None
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
@@ -325,6 +343,9 @@ class Incremental:
         reach.walk_logs = []
         if self.old is not None:
             reach.child_steps_moved = self._child_steps_moved
+            reach.replay_old_steps = lambda node, variant: self.old.steps[(node, variant)][1]
+            for _, variant in self.old.steps:  # (the previous scan's objects: its keys then compare by identity)
+                reach._variants.setdefault(variant, variant)
 
     def _reuse_steps(self, key):
         old = self.old.steps.get(key)
@@ -401,20 +422,24 @@ class Incremental:
             if r == region and old_uid is None and logs and self._replayable(uid):
                 old_uid = uid
                 reach.replay_logs = list(logs)
+                if self._reports_unchanged(uid):
+                    reach.replay_findings = result[0]  # (engine.walk_one's result: the merged findings first)
         reach.walk_logs, reach.replayed = [], 0
+        keeping_before = reach.replays_keeping
         try:
             uid, result = self._run_top(matched, do_walk)
         finally:
-            reach.replay_logs = None
+            reach.replay_logs = reach.replay_findings = None
         if reach.replayed:
             self._replayed[old_uid] = uid
             self.replayed += 1
             # what the logged traversal read and used (none of it changed: _replayable), for the next edit's
             # plan; not the steps, reports and entries, which the replay used again itself (kept, they would
-            # pile up, one more set each replay)
+            # pile up, one more set each replay) -- but the hooks a replay keeping findings took as they were
             self._replay_reads[uid] = self.old.reads.get(old_uid, ())
+            taken = self.old.hook_units if reach.replays_keeping != keeping_before else frozenset()
             kept = tuple(u for u in self.old.uses.get(old_uid, ())
-                         if u not in self.plan.stale and u not in self._redone)
+                         if u not in self.plan.stale and (u not in self._redone or u in taken))
             self.t.uses[uid] = tuple(set(self.t.uses[uid]).union(kept))
             self.kept.update(kept)
         self.walks.append((key, region, uid, result, reach.walk_logs))
@@ -434,6 +459,15 @@ class Incremental:
             return False
         stale = self.plan.stale
         return all(u in self._replay_safe for u in self.old.uses.get(uid, ()) if u in stale)
+
+    def _reports_unchanged(self, uid: int) -> bool:
+        """Whether the only stale units a replayable walk used are nodes' steps and what the replay checks
+        itself (the facts on ``self`` that an edited node's calls give): not what a report says, nor the hooks;
+        a replay may then keep the findings of the hazards the edit did not touch (reach_replay._KeptReports)."""
+        if self._steps_units is None:
+            self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
+        stale = self.plan.stale
+        return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
 
     def _child_steps_moved(self, node, variant, steps):
         """How ``node``'s steps moved since the previous scan (ReplayMixin): None if they are the kept ones,
@@ -518,7 +552,7 @@ class Incremental:
         light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
         st.steps = self._steps_table(reads, light)
         self._compact_logs(light)
-        for kind in ("replay_checked", "redone_units"):
+        for kind in ("replay_checked", "redone_units", "hook_units"):
             units = getattr(self.t, kind) | (getattr(self.old, kind) if self.old is not None else frozenset())
             setattr(st, kind, frozenset(u for u in units if u in reads))
         return st

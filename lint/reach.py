@@ -34,6 +34,7 @@ from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
 from .findings import ALTERNATIVE, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, RegionRef
+from .hashonce import HashedTuple
 from .implicit import ImplicitCallsMixin
 from .program import Program, Scope, dotted, split_id
 from .reach_actions import CLOSURE, ActionsMixin
@@ -114,6 +115,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self._const_contexts = ContextCaps(MAX_CONST_CONTEXTS)  # function id -> the constant contexts it is entered with
         self._report_memo: dict = {}  # what a report says, by (action, node, rule, fullgraph): _report
         self._steps_memo: dict = {}
+        self._variants: dict = {}  # _variant
         self._hook_sites_memo: dict = {}  # function id -> whether it registers a module hook (_registers_hooks)
         # (path, line, qualname, end) -> the Frame: equal frames are one object (_frame); a value, not a memo --
         # the reads that give the key are made at each call
@@ -124,6 +126,13 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self.replay_logs: Optional[list] = None
         self.child_steps_moved = None
         self.replayed = 0
+        # the region's findings from its previous walk, merged per hazard (engine.walk_one), where a replay may
+        # keep those of the hazards the edit did not touch; a node's steps when the log was made; the replays
+        # that kept findings so, and the reports they did not make again (reach_replay._KeptReports)
+        self.replay_findings: Optional[list] = None
+        self.replay_old_steps = None
+        self.replays_keeping = 0
+        self.replay_reports_kept = 0
 
 
     # ------------------------------------------------------------------- walk
@@ -156,20 +165,22 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self._guard_memo[key] = res
         return res
 
-    def walk(self, region: Region, visited: Optional[set] = None, default_call: bool = False) -> list:
+    def walk(self, region: Region, visited: Optional[set] = None, default_call: bool = False,
+             merged: bool = False) -> list:
         """The findings of one region.  ``visited``, when given, receives the id of every function the walk
         enters (the real-code suite compares it with what Dynamo traced: tests/realcode/).  ``default_call``:
         the entry called with its required arguments only, its optional parameters at their defaults
-        (library mode asks which hazard such a call meets first).
+        (library mode asks which hazard such a call meets first).  ``merged``: the caller keeps only one
+        finding per hazard (the most certain, the first of equals), not every path nor their order.
 
         With ``walk_logs`` set (an incremental scan), each walk appends its WalkLog there, and a walk whose
         previous log is in ``replay_logs`` is replayed from it where the traversal cannot have changed
-        (lint/reach_replay.py)."""
+        (lint/reach_replay.py); ``merged``, the replay reports again only the hazards the edit may touch."""
         log = None
         if self.walk_logs is not None and visited is None:
             if self.replay_logs:
                 old = self.replay_logs.pop(0)
-                got = self.replay(region, old, default_call) if old.default_call == default_call else None
+                got = self.replay(region, old, default_call, merged) if old.default_call == default_call else None
                 if got is not None:
                     findings, new_log = got
                     self.walk_logs.append(new_log)
@@ -180,7 +191,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
             self.walk_logs.append(log)
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
-        variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
+        variant = self._variant(predicates, region)
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
         parent: dict = {}  # node -> None (an entry) or (caller node, action, the call's undecided conditions)
         prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
@@ -306,6 +317,12 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         at = -1
         enter(hooks)
         return findings + _fold_alternatives(findings, redo)
+
+    def _variant(self, predicates: dict, region: Region) -> HashedTuple:
+        """What a walk's steps of a node depend on besides the node (its predicates, fullgraph): one object per
+        value, so that the steps table's keys compare by identity (a lookup per visit)."""
+        v = HashedTuple((tuple(sorted(predicates.items())), region.fullgraph is True))
+        return self._variants.setdefault(v, v)
 
     def _against_self_facts(self, node: Node, conds: tuple, here: int, known) -> Optional[tuple]:
         """``conds`` (the path's, ``here`` of them above ``node``) without the call's own guards that what the

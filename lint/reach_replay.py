@@ -58,18 +58,21 @@ class ReplayMixin:
     its calls (worked out again, the same calls but for where they are: the replay takes their new actions
     and works out the facts on ``self`` they give again), or False (its calls changed: no replay)."""
 
-    def replay(self, region, log: WalkLog, default_call: bool = False) -> Optional[tuple]:
-        """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be."""
+    def replay(self, region, log: WalkLog, default_call: bool = False, merged: bool = False) -> Optional[tuple]:
+        """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be.  ``merged``:
+        the caller keeps one finding per hazard (Reach.walk): given the previous walk's (``replay_findings``),
+        the hazards the edit cannot have touched are taken from them (_KeptReports)."""
         from .dynamo import model
         from .findings import RegionRef
-        from .reach import _CHILD, _dedup, _fold_alternatives
+        from .reach import _CHILD, _HAZARD, _dedup, _fold_alternatives
 
+        previous, self.replay_findings = self.replay_findings if merged else None, None
         moved = self.child_steps_moved
         if moved is None:
             return None
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
-        variant = (tuple(sorted(predicates.items())), region.fullgraph is True)
+        variant = self._variant(predicates, region)
         entries = self._entry_nodes(region, default_call)
         if entries != log.entries:
             return None
@@ -97,13 +100,22 @@ class ReplayMixin:
                 conds = self._against_self_facts(node, conds, here, known)
                 if conds is None:
                     return
+            if kept is not None:
+                if step == _HAZARD and not self._hazard_reported(act, node):
+                    return  # no finding, and no path built (as the report itself)
+                if not kept.tainted_path(node) and node not in worked_out:
+                    kept.later.append((node, step, what, act, conds))
+                    return
             conds = _dedup(conds)
             reporter = self._reporter(step, what, act, node, ctx)
             found = reporter(conds)
             if conds:
                 for f in found:
                     redo[id(f)] = reporter
-            findings.extend(found)
+            if kept is not None:
+                kept.later.append(found)
+            else:
+                findings.extend(found)
 
         def redone(node, what, act, conds: tuple, change: tuple) -> Optional[tuple]:
             """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
@@ -141,6 +153,13 @@ class ReplayMixin:
             return not up_to_call
 
         worked_out: set = set()  # the visited nodes whose steps were worked out again (not the logged ones)
+        kept = None
+        if previous is not None:
+            kept = _KeptReports(self, previous, parent, worked_out, variant)
+            # the reports build the paths above their nodes from the parents as they were at each node's first
+            # report (_KeptReports.links), as walking again does at that moment
+            ctx = (kept.links, prefixes, region, region_ref)
+            kept.ctx = ctx
         logged_index: dict = {}  # node -> None (its steps are the logged ones) or {index now: index logged}
 
         events = log.events
@@ -176,9 +195,11 @@ class ReplayMixin:
                     if phase == 2:
                         if not take_deferred(False):
                             return None
-                        hooks = [h for node in list(parent) for h in self._hooks_registered_in(node)]
-                        if hooks != log.hooks:
-                            return None
+                        if kept is None:
+                            hooks = [h for node in list(parent) for h in self._hooks_registered_in(node)]
+                            if hooks != log.hooks:
+                                return None
+                        # (else which functions register hooks, and which, is what it was: _KeptReports)
                     phase += 1
                     certain_only = False
                     continue
@@ -225,4 +246,109 @@ class ReplayMixin:
             return None
         new_log = WalkLog(default_call)
         new_log.entries, new_log.events, new_log.hooks, new_log.fresh = entries, new_events, log.hooks, fresh
+        if kept is not None:
+            self.replays_keeping += 1
+            return kept.findings(redo), new_log
         return findings + _fold_alternatives(findings, redo), new_log
+
+
+class _KeptReports:
+    """The reports of a replay whose caller keeps one finding per hazard (engine.walk_one merges each region's
+    findings so): only the hazards the edit may have touched are reported again; the others are the previous
+    walk's findings (``previous``: that region's merged findings).
+
+    A report is *touched* when its node was worked out again (its steps changed) or when the path above it, as
+    ``_prefix`` builds it at that moment, goes through a call of such a node (that call's frame may have
+    moved).  Every other report is what the previous walk reported there: the same node, steps, conditions and
+    facts on ``self`` (the log's), and a path built from the same calls.  A hazard site -- a (file, line):
+    one finding's ``path`` and ``line``, the node's own file -- is touched when a touched report names it now,
+    or when a node worked out again had a hazard or report step on it before the edit.  The findings of an
+    untouched site are the previous walk's, merged: every report of it is one the previous walk made.  The
+    reports of a touched site are all made again (the ones not touched at their moment, after the walk: the
+    path above a node is built once, at its first report, so making it later gives the same finding), in walk
+    order, and folded (``_fold_alternatives`` groups by site) -- what walking again gives for it.
+
+    Only for a replay where every stale unit the old walk used is a node's steps (lint/incremental.py): what
+    the reports say (their units, the frames' reads) is then unchanged, and so are the module hooks the walk's
+    functions register (not asked again: the same functions are reached; their units stay in use).  What a
+    kept report says is not asked again either, and its unit is not kept in use: it reads only that its
+    node's function and its loader exist, which their steps -- used by the replay -- read too."""
+
+    __slots__ = ("reach", "previous", "parent", "ctx", "worked_out", "variant", "later", "links", "_tainted",
+                 "_paths")
+
+    def __init__(self, reach, previous: list, parent: dict, worked_out: set, variant):
+        self.reach = reach
+        self.previous = previous
+        self.parent = parent
+        self.ctx = None  # the reports' (ReportMixin._report), set by the replay
+        self.worked_out = worked_out
+        self.variant = variant
+        # in walk order: a touched report's findings (a list), or an untouched one to make after the walk if
+        # its site is touched: (node, step, what, action, conditions)
+        self.later: list = []
+        # node -> its parent link when a report first needed the path above it (walking again builds that path
+        # then, ReportMixin._prefix, and keeps it): the paths of the reports made later are built from these
+        self.links: dict = {}
+        self._tainted: dict = {}  # node -> whether that path goes through a call of a node worked out again
+        self._paths: dict = {}  # function id -> its file (a finding's path)
+
+    def tainted_path(self, node) -> bool:
+        """Whether the path above ``node`` goes through a call of a node worked out again.  Called at every
+        report that makes a finding, before it, as walking again builds that path at them (its first): the
+        links met on the way up are kept (``links``) for the reports made later."""
+        tainted, links, parent = self._tainted, self.links, self.parent
+        chain = []
+        cur = node
+        while cur not in tainted:
+            link = parent.get(cur)
+            links[cur] = link
+            if link is None:
+                tainted[cur] = False
+                break
+            chain.append(cur)
+            cur = link[0]
+        for n in reversed(chain):
+            prev = links[n][0]
+            tainted[n] = prev in self.worked_out or tainted[prev]
+        return tainted[node]
+
+    def _path(self, fid: str) -> str:
+        path = self._paths.get(fid)
+        if path is None:
+            from .program import split_id
+
+            mod = self.reach.p.module(split_id(fid)[0])
+            path = self._paths[fid] = mod.path if mod else ""
+        return path
+
+    def findings(self, redo: dict) -> list:
+        """The region's findings: the previous ones of the untouched sites, and the touched sites' reports."""
+        from .reach import _CHILD, _dedup, _fold_alternatives
+
+        reach = self.reach
+        touched = set()
+        for item in self.later:
+            if item.__class__ is list:
+                touched.update((f.path, f.line) for f in item)
+        for node in self.worked_out:
+            path = self._path(node.fid)
+            touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
+                           if step != _CHILD)
+        made: list = []
+        for item in self.later:
+            if item.__class__ is list:
+                made.extend(item)
+                continue
+            node, step, what, act, conds = item
+            if (self._path(node.fid), act.line) not in touched:
+                reach.replay_reports_kept += 1
+                continue
+            conds = _dedup(conds)
+            reporter = reach._reporter(step, what, act, node, self.ctx)
+            found = reporter(conds)
+            if conds:
+                for f in found:
+                    redo[id(f)] = reporter
+            made.extend(found)
+        return [f for f in self.previous if (f.path, f.line) not in touched] + made + _fold_alternatives(made, redo)

@@ -36,11 +36,17 @@ def _top_package(path: str, import_roots: tuple = ()) -> str:
 class ReportMixin:
     """Findings, their text and their paths (mixed into ``Reach``)."""
 
+    @staticmethod
+    def _hazard_reported(act: Action, node: Node) -> bool:
+        """Whether a hazard step of ``node`` makes a finding (a report step always does; a replay keeping the
+        previous findings asks before the report: lint/reach_replay.py)."""
+        if act.kind == "env" and node.mode == "cached":
+            return False  # eager caches the read too: both are frozen at the first call
+        return act.kind not in ("random", "mutate") or node.mode == "cached"
+
     def _hazard(self, act: Action, node: Node, ctx, conditions: tuple = ()) -> list:
         rule = ALL_RULES[act.rule]
-        if act.kind == "env" and node.mode == "cached":
-            return []  # eager caches the read too: both are frozen at the first call
-        if act.kind in ("random", "mutate") and node.mode != "cached":
+        if not self._hazard_reported(act, node):
             return []
         detail = ""
         if act.kind == "shape":

@@ -83,7 +83,7 @@ class _ResultUnpickler(pickle.Unpickler):
                          ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard"),
                          # the steps of a walk's nodes (IncState.steps): plain frozen dataclasses
                          ("compile_lint.actions", "Node"), ("compile_lint.actions", "Action"),
-                         ("compile_lint.reach_replay", "WalkLog")} |
+                         ("compile_lint.reach_replay", "WalkLog"), ("compile_lint.hashonce", "HashedTuple")} |
                         {("compile_lint.values", n) for n in ("Func", "Class", "Instance", "Module", "External",
                                                               "ExternalInstance", "Foreign", "Op", "Const", "DictVal",
                                                               "SeqVal", "TupleVal", "Namespace", "Partial", "Super",
@@ -471,4 +471,6 @@ def write_kept_states() -> list:
         except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
             del _KEPT_STATES[key]
             problems.append((key, f"cannot write incremental state: {e}"))
+            continue
+        state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
     return problems

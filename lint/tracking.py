@@ -59,6 +59,10 @@ class Tracker:
         # what a replayed walk does again itself (what a report says, the entries, whether a function registers
         # hooks and which): it may use a stale one, and needs none of the logged walk's
         self.redone_units: set = set()
+        # of those, whether a function registers module hooks and which: a replay that keeps the previous
+        # findings of the hazards an edit did not touch (reach_replay._KeptReports) takes them as they were
+        # (not asked again) and keeps using these units
+        self.hook_units: set = set()
 
     def open(self) -> int:
         uid = self.next_id
@@ -583,8 +587,9 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None, seeds: Optional[dict]
 
     def steps(node, predicates, variant):
         key = (node, variant)
-        if dict.__contains__(steps_memo, key):
-            return steps_memo[key]
+        pair = dict.get(steps_memo, key)
+        if pair is not None:  # (one lookup: asked at every visit of every walk)
+            return steps_memo._use(pair)
         old = reuse_steps(key) if reuse_steps is not None else None
         if old is not None:
             uid, kept = old
@@ -605,6 +610,7 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None, seeds: Optional[dict]
             return hooks_memo[fid]
         uid, found = tracker.run(plain_hooks, fid)
         tracker.redone_units.add(uid)  # asked again by a replay of every node reached (its phase 3)
+        tracker.hook_units.add(uid)
         return found
 
     reach._steps, reach.actions, reach._registers_hooks = steps, actions, registers_hooks
@@ -630,8 +636,10 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None, seeds: Optional[dict]
 
     plain_entries, plain_registrations = reach._entry_nodes, reach._hook_registrations
 
-    def redone(fn, *args):
+    def redone(fn, *args, hooks: bool = False):
         tracker.redone_units.add(tracker.next_id)  # (the frame's unit, if it makes an entry)
+        if hooks:
+            tracker.hook_units.add(tracker.next_id)
         return tracker.frame(fn, *args)
 
     # whether torch skips a callee's file: asked by every function that calls into the module, made by the
@@ -647,7 +655,7 @@ def track_reach(tracker: Tracker, reach, reuse_steps=None, seeds: Optional[dict]
 
     reach._is_self_call, reach._registered_hooks, reach._skipped_file = is_self_call, registered_hooks, skipped_file
     reach._entry_nodes = lambda region, default_call=False: redone(plain_entries, region, default_call)
-    reach._hook_registrations = lambda *args: redone(plain_registrations, *args)
+    reach._hook_registrations = lambda *args: redone(plain_registrations, *args, hooks=True)
 
 
 def track_finder(tracker: Tracker, finder) -> None:

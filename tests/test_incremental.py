@@ -263,6 +263,36 @@ def test_a_call_of_several_callees_moved_along_its_line_is_replayed(tmp_path):
     assert len(_findings(got)) == 3
 
 
+def test_a_replay_reports_again_only_the_hazard_sites_the_edit_touched(tmp_path):
+    """A hazard added in front of a call, on its line: the region is replayed, and only the hazards whose
+    reports the edit touched -- the new one, and the one below the moved call (its path's frame moved) -- are
+    reported again; the others are the previous walk's findings (reach_replay._KeptReports).  Each result,
+    paths and all (the frames' ends included), is a scan without cache's; the undo drops the added hazard."""
+    root, cache, first = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom pkg.h import work, other\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n"
+                    "    return work(x) + other(x)\n",
+        "pkg/h.py": "import os\nimport subprocess\n\n\ndef probe(x):\n    subprocess.run(['nvcc'])\n    return x\n\n\n"
+                    "def leaf(x):\n    os.environ.get('L')\n    return x\n\n\n"
+                    "def other(x):\n    os.environ.get('O')\n    return probe(x)\n\n\n"
+                    "def work(x):\n    y = leaf(x)\n    return y\n",
+    })
+
+    def paths(result) -> list:  # (a frame's equality leaves out where its call ends: compared here)
+        return sorted((f.rule, f.line, tuple((fr.path, fr.line, fr.qualname, fr.end) for fr in f.trace), f.conditions)
+                      for f in result.findings)
+
+    h = root / "pkg/h.py"
+    original = h.read_text()
+    for text, n in ((original.replace("    y = leaf(x)", "    os.environ.get('K'); y = leaf(x)"), 4), (original, 3)):
+        _write(h, text)
+        got = _check(root, cache)
+        inc = got.stats["incremental"]
+        assert inc["regions_replayed"] == 1 and inc["reports_kept"] == 2  # probe's and other's hazards
+        assert len(got.findings) == n
+        assert paths(got) == paths(_scan(root, None))
+
+
 def test_replays_leave_a_state_that_does_not_grow(tmp_path):
     """An edit and its undo, again and again, each replayed: the state keeps what the last replay used, not
     what every replay before it did (its reports, its steps)."""
@@ -393,7 +423,7 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
                 "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
-    "Reach": {"import_roots", "_frames_interned"},
+    "Reach": {"import_roots", "_frames_interned", "_variants"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 
