@@ -610,15 +610,24 @@ def _add_cache_notes(findings: list, program: Program) -> list:
     rule = ALL_RULES["CL301"]
     notes: dict = {}
     by_path: dict = {}  # module path -> [(name, summary)], in program.modules order; rebuilt when it grows
+    # (path, qualname) -> its _function_at: the findings' paths share most frames (the sglang checkout's
+    # 3,091 findings: 34,113 frames of 1,558 functions); a function found stays the first found (modules are
+    # only added, at the end), one not found is asked again once modules were loaded since
+    found: dict = {}
     for f in findings:
         if f.severity == "note":
             continue
         for i, fr in enumerate(f.trace[1:], start=1):
-            mod_fn = _function_at(program, fr, by_path)
+            key = (fr.path, fr.qualname)
+            got = found.get(key)
+            if got is not None and (got[0] is not None or got[1] == len(program.modules)):
+                mod_fn = got[0]
+            else:
+                mod_fn = _function_at(program, fr, by_path)
+                found[key] = (mod_fn, len(program.modules))
             if mod_fn is None or "cached" not in mod_fn[1].flags:
                 continue
             caller = f.trace[i - 1]
-            key = (fr.path, fr.qualname)
             if key in notes:
                 continue
             notes[key] = Finding(
