@@ -20,6 +20,10 @@ change is applied where the walk made it, not once per visit).
 Anything the replay cannot follow -- other entries, a node whose calls changed, other facts on ``self``, other
 module hooks, a log that does not fit -- returns None, and the region is walked again (lint/incremental.py
 decides which regions may be replayed, from what tracking.py recorded they read).
+
+Where the caller keeps one finding per hazard, the replay reports again only the hazard sites the edit may
+have touched and takes the others' findings from the region's previous ones (_KeptReports): most of a
+replay's reports (337,414 of the bench leaf edit's 339,379) are then not made at all.
 """
 from __future__ import annotations
 
@@ -268,8 +272,9 @@ class _KeptReports:
     path above a node is built once, at its first report, so making it later gives the same finding), in walk
     order, and folded (``_fold_alternatives`` groups by site) -- what walking again gives for it.
 
-    Only for a replay where every stale unit the old walk used is a node's steps (lint/incremental.py): what
-    the reports say (their units, the frames' reads) is then unchanged, and so are the module hooks the walk's
+    Only for a replay where every stale unit the old walk used is a node's steps or a fact on ``self`` the
+    replay checks itself (Incremental._reports_unchanged): what the reports say (their units, the frames'
+    reads) is then unchanged, and so are the module hooks the walk's
     functions register (not asked again: the same functions are reached; their units stay in use).  What a
     kept report says is not asked again either, and its unit is not kept in use: it reads only that its
     node's function and its loader exist, which their steps -- used by the replay -- read too."""
