@@ -504,13 +504,13 @@ def main() -> int:
     print(f"parse floor (ast.parse, every .py file, {args.jobs} workers): {floor['wall_s']:.1f}s for "
           f"{floor['files']} files / {floor['bytes'] / 1e6:.0f} MB")
     print(f"\n{'row':<16} {'wall s':>7} {'vs floor':>9} {'walked':>7} {'reused':>7} {'reindexed':>9} "
-          f"{'kept':>8} {'= cold':>7}  edit")  # kept: reports a replay took from the region's previous findings
+          f"{'kept':>8} {'= cold':>7}  edit")  # kept: visits a replay took the reports of from the previous findings
     for r in runs + inc_rows + pre_rows:
         st = r["stats"]
         inc = st.get("incremental", {})
         print(f"{r['label'][:16]:<16} {r['wall_s']:7.1f} {r['wall_s'] / floor['wall_s']:8.2f}x "
               f"{inc.get('regions_walked', '-'):>7} {inc.get('regions_reused', '-'):>7} "
-              f"{inc.get('files_reindexed', st.get('files_parsed', '-')):>9} {inc.get('reports_kept', '-'):>8} "
+              f"{inc.get('files_reindexed', st.get('files_parsed', '-')):>9} {inc.get('visits_kept', '-'):>8} "
               f"{str(r.get('verified', '')):>7}  {r.get('what', st.get('result_cache', ''))}")
         if not r["ok"]:
             failures.append(f"{r['label']}: rc={r['rc']} {r['stderr'][-300:]}")

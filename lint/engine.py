@@ -401,9 +401,11 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        # of the nodes the regions walked again met: steps taken / worked out
                                        "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked,
                                        # replays that took the findings of the hazards the edit did not touch
-                                       # from the previous walk, and the reports they did not make again
+                                       # from the previous walk, the visits whose reports they took so, and
+                                       # those that reported every hazard after all (a path above moved)
                                        "replays_keeping": reach.replays_keeping,
-                                       "reports_kept": reach.replay_reports_kept}
+                                       "visits_kept": reach.replay_visits_kept,
+                                       "replays_relinked": reach.replays_relinked}
     elif results is not None:
         result.stats["result_cache"] = "miss"
     if results is not None:

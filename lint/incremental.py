@@ -463,7 +463,7 @@ class Incremental:
     def _reports_unchanged(self, uid: int) -> bool:
         """Whether the only stale units a replayable walk used are nodes' steps and what the replay checks
         itself (the facts on ``self`` that an edited node's calls give): not what a report says, nor the hooks;
-        a replay may then keep the findings of the hazards the edit did not touch (reach_replay._KeptReports)."""
+        a replay may then keep the findings of the hazards the edit did not touch (reach_replay._KeepingReplay)."""
         if self._steps_units is None:
             self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
         stale = self.plan.stale

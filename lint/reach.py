@@ -40,7 +40,7 @@ from .program import Program, Scope, dotted, split_id
 from .reach_actions import CLOSURE, ActionsMixin
 from .reach_actions import module_of  # noqa: F401  (re-exported: tests, tools)
 from .reach_replay import ReplayMixin, WalkLog
-from .reach_report import ReportMixin
+from .reach_report import BuiltPaths, ReportMixin
 from .regions import Region
 from .summary import Guard
 from .values import (
@@ -128,11 +128,15 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self.replayed = 0
         # the region's findings from its previous walk, merged per hazard (engine.walk_one), where a replay may
         # keep those of the hazards the edit did not touch; a node's steps when the log was made; the replays
-        # that kept findings so, and the reports they did not make again (reach_replay._KeptReports)
+        # that kept findings so, the visits whose reports they took so, and those that reported every hazard
+        # again after all (a path above a report moved: reach_replay._KeepingReplay)
         self.replay_findings: Optional[list] = None
         self.replay_old_steps = None
         self.replays_keeping = 0
-        self.replay_reports_kept = 0
+        self.replay_visits_kept = 0
+        self.replays_relinked = 0
+        # (id of a node's steps, the node) -> (the steps, and what _KeepingReplay._kinds says of them)
+        self._replay_kinds: dict = {}
 
 
     # ------------------------------------------------------------------- walk
@@ -194,7 +198,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         variant = self._variant(predicates, region)
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
         parent: dict = {}  # node -> None (an entry) or (caller node, action, the call's undecided conditions)
-        prefixes: dict = {}  # node -> (frames from the region down to it, indices of cached frames): _frames
+        # node -> (frames from the region down to it, indices of cached frames): _frames
+        prefixes: dict = BuiltPaths() if log is not None else {}
         conds_of: dict = {}  # node -> the undecided conditions on its path (empty for the certain ones)
         alternatives_seen: dict = {}  # which callees of a many-callee call led to a node: _all_alternatives
         # node -> what the guards on its path say of its `self` (_self_facts): `if self.merged: self.unmerge()`
@@ -250,6 +255,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                     # only to certainty (none left): a node is walked again at most once, so a library reached
                     # on many paths under many conditions costs one walk more, not one per combination
                     if _either_certain(conds_of[what], conds):
+                        if events is not None and what in prefixes:
+                            log.early[what] = prefixes.by[what]  # its path was built from the link it had
                         parent[what] = (node, act)
                         conds_of[what] = ()
                         self_facts[what] = self._facts_for_callee(node, what, act, known, ())

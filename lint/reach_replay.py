@@ -22,8 +22,9 @@ module hooks, a log that does not fit -- returns None, and the region is walked 
 decides which regions may be replayed, from what tracking.py recorded they read).
 
 Where the caller keeps one finding per hazard, the replay reports again only the hazard sites the edit may
-have touched and takes the others' findings from the region's previous ones (_KeptReports): most of a
-replay's reports (337,414 of the bench leaf edit's 339,379) are then not made at all.
+have touched and takes the others' findings from the region's previous ones (_KeepingReplay): most of a
+replay's reports (337,414 of the bench leaf edit's 339,379) are then not made at all, and most visits only
+apply their logged changes.
 """
 from __future__ import annotations
 
@@ -35,24 +36,27 @@ _MISS = object()
 class WalkLog:
     """What one walk did, to replay it (module docstring).  ``events``: a visited Node; a state change
     ``(step index or -1, node, parent link, conditions, facts on self)``; ``"D"`` before a deferred call is
-    taken; ``"P"`` at the end of phases 1 and 2.  ``fresh`` (not kept): for a log a replay made, the indices of
-    the events it made itself, the others being the replayed log's own objects (lint/incremental.py shares one
-    object per value only among the new ones); None: every event is new."""
+    taken; ``"P"`` at the end of phases 1 and 2.  ``early``: of the nodes whose parent link changed (reached
+    under conditions, then certainly), those whose path a report had built before, each with a node whose
+    report needed that path then (_KeepingReplay).  ``fresh`` (not kept): for a log a replay made, the
+    indices of the events it made itself, the others being the replayed log's own objects
+    (lint/incremental.py shares one object per value only among the new ones); None: every event is new."""
 
-    __slots__ = ("default_call", "entries", "events", "hooks", "fresh")
+    __slots__ = ("default_call", "entries", "events", "hooks", "early", "fresh")
 
     def __init__(self, default_call: bool = False):
         self.default_call = default_call
         self.entries: list = []
         self.events: list = []
         self.hooks: list = []
+        self.early: dict = {}
         self.fresh: Optional[list] = None
 
     def __getstate__(self):
-        return (self.default_call, self.entries, self.events, self.hooks)
+        return (self.default_call, self.entries, self.events, self.hooks, self.early)
 
     def __setstate__(self, state):
-        self.default_call, self.entries, self.events, self.hooks = state
+        self.default_call, self.entries, self.events, self.hooks, self.early = state
         self.fresh = None
 
 
@@ -65,14 +69,12 @@ class ReplayMixin:
     def replay(self, region, log: WalkLog, default_call: bool = False, merged: bool = False) -> Optional[tuple]:
         """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be.  ``merged``:
         the caller keeps one finding per hazard (Reach.walk): given the previous walk's (``replay_findings``),
-        the hazards the edit cannot have touched are taken from them (_KeptReports)."""
+        the hazards the edit cannot have touched are taken from them (_KeepingReplay)."""
         from .dynamo import model
         from .findings import RegionRef
-        from .reach import _CHILD, _HAZARD, _dedup, _fold_alternatives
 
         previous, self.replay_findings = self.replay_findings if merged else None, None
-        moved = self.child_steps_moved
-        if moved is None:
+        if self.child_steps_moved is None:
             return None
         predicates = dict(model.REGION_PREDICATES)
         predicates.update(region.predicates)
@@ -81,279 +83,436 @@ class ReplayMixin:
         if entries != log.entries:
             return None
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
-        parent: dict = {}
-        prefixes: dict = {}
-        conds_of: dict = {}
-        self_facts: dict = {}
-        findings: list = []
-        redo: dict = {}
-        ctx = (parent, prefixes, region, region_ref)
         walked_before = self.stats.functions_walked
-
-        def put(change: tuple) -> None:
-            _, n, link, conds, facts = change
-            parent[n] = link
-            conds_of[n] = conds
-            self_facts[n] = facts
-
-        def report(node, step, what, act, conds: tuple) -> None:
-            """``take`` of a hazard or report step (Reach.walk)."""
-            known = self_facts.get(node)
-            here = len(conds_of[node])
-            if known and len(conds) > here:
-                conds = self._against_self_facts(node, conds, here, known)
-                if conds is None:
-                    return
-            if kept is not None:
-                if step == _HAZARD and not self._hazard_reported(act, node):
-                    return  # no finding, and no path built (as the report itself)
-                if not kept.tainted_path(node) and node not in worked_out:
-                    kept.later.append((node, step, what, act, conds))
-                    return
-            conds = _dedup(conds)
-            reporter = self._reporter(step, what, act, node, ctx)
-            found = reporter(conds)
-            if conds:
-                for f in found:
-                    redo[id(f)] = reporter
-            if kept is not None:
-                kept.later.append(found)
-            else:
-                findings.extend(found)
-
-        def redone(node, what, act, conds: tuple, change: tuple) -> Optional[tuple]:
-            """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
-            the call's new action (where it is) and the facts on ``self`` worked out again; None where they
-            differ from the logged ones (the traversal below may differ: walk again)."""
-            known = self_facts.get(node)
-            here = len(conds_of[node])
-            if known and len(conds) > here:
-                conds = self._against_self_facts(node, conds, here, known)
-                if conds is None:
-                    return None  # the take would have stopped here now
-            at, child, _, path_conds, facts = change
-            first = child not in parent
-            if self._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
-                return None
-            return (at, child, (node, act), path_conds, facts)
-
-        deferred: list = []
-        taken = 0  # deferred calls taken so far
-        redo_next = None  # the deferred call just taken, when its node's steps were worked out again
-
-        def take_deferred(up_to_call: bool) -> bool:
-            """Report the deferred hazard steps up to the next deferred call (and take that call), or all the
-            rest; False where what is left does not fit the log."""
-            nonlocal taken, redo_next
-            while taken < len(deferred):
-                entry = deferred[taken]
-                node, step, what, act, conds = entry
-                taken += 1
-                if step == _CHILD:
-                    # its effects are the logged changes that follow
-                    redo_next = entry if node in worked_out else None
-                    return up_to_call
-                report(node, step, what, act, conds_of[node] + conds)
-            return not up_to_call
-
-        worked_out: set = set()  # the visited nodes whose steps were worked out again (not the logged ones)
-        kept = None
         if previous is not None:
-            kept = _KeptReports(self, previous, parent, worked_out, variant)
-            # the reports build the paths above their nodes from the parents as they were at each node's first
-            # report (_KeptReports.links), as walking again does at that moment
-            ctx = (kept.links, prefixes, region, region_ref)
-            kept.ctx = ctx
-        logged_index: dict = {}  # node -> None (its steps are the logged ones) or {index now: index logged}
+            got = _KeepingReplay(self, region, region_ref, log, predicates, variant, previous).run()
+            if got is not _ANOTHER_PATH:
+                if got is None:
+                    self.stats.functions_walked = walked_before
+                    return None
+                self.replays_keeping += 1
+                return got
+            self.stats.functions_walked = walked_before  # replayed again, reporting every hazard
+            self.replays_relinked += 1
+        got = _Replay(self, region, region_ref, log, predicates, variant).run()
+        if got is None:
+            self.stats.functions_walked = walked_before  # not replayed: the walk counts its own visits
+        return got
 
-        events = log.events
-        new_events: list = []
-        fresh: list = []  # the indices in new_events of the changes made again (the others are the log's own)
-        certain_only = True
-        phase = 1
-        j, n = 0, len(events)
-        replayed = False
-        try:
-            while j < n:
-                e = events[j]
-                j += 1
-                cls = e.__class__
-                if cls is tuple:
-                    if redo_next is not None:  # the change made by a deferred call of a node worked out again
-                        node, _, what, act, conds = redo_next
-                        e = redone(node, what, act, conds_of[node] + conds, e)
-                        if e is None:
-                            return None
-                        redo_next = None
-                        fresh.append(len(new_events))
-                    put(e)
-                    new_events.append(e)
-                    continue
-                redo_next = None
-                if cls is str:
-                    new_events.append(e)
-                    if e == "D":
-                        if not take_deferred(True):
-                            return None
-                        continue
-                    if phase == 2:
-                        if not take_deferred(False):
-                            return None
-                        if kept is None:
-                            hooks = [h for node in list(parent) for h in self._hooks_registered_in(node)]
-                            if hooks != log.hooks:
-                                return None
-                        # (else which functions register hooks, and which, is what it was: _KeptReports)
-                    phase += 1
-                    certain_only = False
-                    continue
-                # a visit of node e; the state changes it made follow it, in the order of its calls
-                self.stats.functions_walked += 1
-                steps = self._steps(e, predicates, variant)
-                back = logged_index.get(e, _MISS)
-                if back is _MISS:
-                    where = moved(e, variant, steps)
-                    if where is False:
-                        return None
-                    # None: the logged steps; else each call's index now -> its index in the log
-                    back = logged_index[e] = None if where is None else {v: k for k, v in where.items()}
-                if back is not None:
-                    worked_out.add(e)
-                new_events.append(e)
-                here = conds_of[e]
-                for i, (step, what, act, conds) in enumerate(steps):
-                    if conds and certain_only:
-                        deferred.append((e, step, what, act, conds))
-                    elif step == _CHILD:
-                        at = i if back is None else back[i]
-                        while j < n:
-                            change = events[j]
-                            if change.__class__ is not tuple or change[0] != at:
-                                break
-                            j += 1
-                            if back is not None:
-                                change = redone(e, what, act, here + conds if conds else here, (i,) + change[1:])
-                                if change is None:
-                                    return None
-                                fresh.append(len(new_events))
-                            put(change)
-                            new_events.append(change)
-                    else:
-                        report(e, step, what, act, here + conds if conds else here)
-                if j < n and events[j].__class__ is tuple:
-                    return None  # a change the visit's calls did not make: the log does not fit
-            replayed = phase == 3
-        finally:
-            if not replayed:
-                self.stats.functions_walked = walked_before  # not replayed: the walk counts its own visits
-        if not replayed:
+
+_ANOTHER_PATH = object()  # _KeepingReplay.run: a path the edit may have changed met a parent link that changed
+
+
+class _Replay:
+    """One replay of a walk log that reports every hazard again (ReplayMixin.replay, the module docstring).
+
+    The state is the walk's (``parent``, ``conds_of``, ``self_facts``), applied from the logged changes; a
+    visit takes each of its node's steps as ``Reach.walk`` does.  ``run`` gives (findings, the new log) or
+    None where the log does not fit."""
+
+    def __init__(self, reach, region, region_ref, log: WalkLog, predicates: dict, variant):
+        self.reach = reach
+        self.log = log
+        self.predicates, self.variant = predicates, variant
+        from .reach_report import BuiltPaths
+
+        self.parent: dict = {}
+        self.prefixes = BuiltPaths()
+        self.early: dict = {}  # the new log's (WalkLog.early)
+        self.conds_of: dict = {}
+        self.self_facts: dict = {}
+        self.ctx = (self.parent, self.prefixes, region, region_ref)
+        self.redo: dict = {}  # id(finding) -> its report again under other conditions (_fold_alternatives)
+        self.findings: list = []
+        # node -> (its steps now, None if they are the logged ones else {index now: index logged})
+        self.steps_of: dict = {}
+        self.worked_out: set = set()  # the visited nodes whose steps were worked out again
+        self.deferred: list = []
+        self.taken = 0  # deferred calls taken so far
+        self.redo_next = None  # the deferred call just taken, when its node's steps were worked out again
+        self.new_events = list(log.events)  # the new log's: the logged ones, but the changes made again
+        self.fresh: list = []  # their indices
+
+    # ------------------------------------------------------------------ the state
+    def put(self, change: tuple) -> None:
+        _, n, link, conds, facts = change
+        if n in self.parent and n in self.prefixes:
+            self.early[n] = self.prefixes.by[n]
+        self.parent[n] = link
+        self.conds_of[n] = conds
+        self.self_facts[n] = facts
+
+    def remade(self, j: int, change: tuple) -> None:
+        """The logged change ``j`` made again (``redone``): in the new log, and applied."""
+        self.new_events[j] = change
+        self.fresh.append(j)
+        self.put(change)
+
+    def redone(self, node, what, act, conds: tuple, change: tuple) -> Optional[tuple]:
+        """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
+        the call's new action (where it is) and the facts on ``self`` worked out again; None where they
+        differ from the logged ones (the traversal below may differ: walk again)."""
+        reach = self.reach
+        known = self.self_facts.get(node)
+        here = len(self.conds_of[node])
+        if known and len(conds) > here:
+            conds = reach._against_self_facts(node, conds, here, known)
+            if conds is None:
+                return None  # the take would have stopped here now
+        at, child, _, path_conds, facts = change
+        first = child not in self.parent
+        if reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
             return None
-        new_log = WalkLog(default_call)
-        new_log.entries, new_log.events, new_log.hooks, new_log.fresh = entries, new_events, log.hooks, fresh
-        if kept is not None:
-            self.replays_keeping += 1
-            return kept.findings(redo), new_log
-        return findings + _fold_alternatives(findings, redo), new_log
+        return (at, child, (node, act), path_conds, facts)
+
+    # ------------------------------------------------------------------ reports
+    def report(self, node, step, what, act, conds: tuple) -> None:
+        """``take`` of a hazard or report step (Reach.walk)."""
+        from .reach import _dedup
+
+        reach = self.reach
+        known = self.self_facts.get(node)
+        here = len(self.conds_of[node])
+        if known and len(conds) > here:
+            conds = reach._against_self_facts(node, conds, here, known)
+            if conds is None:
+                return
+        self.emit(node, step, what, act, _dedup(conds))
+
+    def emit(self, node, step, what, act, conds: tuple) -> list:
+        reporter = self.reach._reporter(step, what, act, node, self.ctx)
+        found = reporter(conds)
+        if conds:
+            for f in found:
+                self.redo[id(f)] = reporter
+        self.findings.extend(found)
+        return found
+
+    def deferred_report(self, node, step, what, act, conds: tuple) -> None:
+        self.report(node, step, what, act, conds)
+
+    def result(self) -> list:
+        from .reach import _fold_alternatives
+
+        return self.findings + _fold_alternatives(self.findings, self.redo)
+
+    # ------------------------------------------------------------------ the walk
+    def take_deferred(self, up_to_call: bool) -> bool:
+        """Report the deferred hazard steps up to the next deferred call (and take that call), or all the
+        rest; False where what is left does not fit the log."""
+        from .reach import _CHILD
+
+        deferred = self.deferred
+        while self.taken < len(deferred):
+            entry = deferred[self.taken]
+            node, step, what, act, conds = entry
+            self.taken += 1
+            if step == _CHILD:
+                # its effects are the logged changes that follow
+                self.redo_next = entry if node in self.worked_out else None
+                return up_to_call
+            self.deferred_report(node, step, what, act, self.conds_of[node] + conds)
+        return not up_to_call
+
+    def steps(self, node) -> Optional[tuple]:
+        """(steps, None or {index now: index logged}) of a visited node; None where its calls changed."""
+        reach = self.reach
+        steps = reach._steps(node, self.predicates, self.variant)
+        where = reach.child_steps_moved(node, self.variant, steps)
+        if where is False:
+            return None
+        back = None if where is None else {v: k for k, v in where.items()}
+        if back is not None:
+            self.worked_out.add(node)
+        got = self.steps_of[node] = (steps, back)
+        return got
+
+    def visit(self, e, j: int, certain_only: bool) -> int:
+        """Take the steps of a visit of ``e`` whose logged changes start at ``j``: the index after them, or -1
+        where the log does not fit."""
+        from .reach import _CHILD
+
+        got = self.steps_of.get(e)
+        if got is None:
+            got = self.steps(e)
+            if got is None:
+                return -1
+        steps, back = got
+        events, n = self.log.events, len(self.log.events)
+        here = self.conds_of[e]
+        for i, (step, what, act, conds) in enumerate(steps):
+            if conds and certain_only:
+                self.deferred.append((e, step, what, act, conds))
+            elif step == _CHILD:
+                at = i if back is None else back[i]
+                while j < n:
+                    change = events[j]
+                    if change.__class__ is not tuple or change[0] != at:
+                        break
+                    if back is not None:
+                        change = self.redone(e, what, act, here + conds if conds else here, (i,) + change[1:])
+                        if change is None:
+                            return -1
+                        self.remade(j, change)
+                    else:
+                        self.put(change)
+                    j += 1
+            else:
+                self.report(e, step, what, act, here + conds if conds else here)
+        if j < n and events[j].__class__ is tuple:
+            return -1  # a change the visit's calls did not make: the log does not fit
+        return j
+
+    def hooks_fit(self) -> bool:
+        reach = self.reach
+        hooks = [h for node in list(self.parent) for h in reach._hooks_registered_in(node)]
+        return hooks == self.log.hooks
+
+    def run(self) -> Optional[tuple]:
+        events = self.log.events
+        n = len(events)
+        phase, certain_only, j = 1, True, 0
+        stats = self.reach.stats
+        while j < n:
+            e = events[j]
+            j += 1
+            cls = e.__class__
+            if cls is tuple:
+                if self.redo_next is not None:  # the change made by a deferred call of a node worked out again
+                    node, _, what, act, conds = self.redo_next
+                    self.redo_next = None
+                    e = self.redone(node, what, act, self.conds_of[node] + conds, e)
+                    if e is None:
+                        return None
+                    self.remade(j - 1, e)
+                else:
+                    self.put(e)
+                continue
+            self.redo_next = None
+            if cls is str:
+                if e == "D":
+                    if not self.take_deferred(True):
+                        return None
+                    continue
+                if phase == 2 and not (self.take_deferred(False) and self.hooks_fit()):
+                    return None
+                phase += 1
+                certain_only = False
+                continue
+            # a visit of node e; the state changes it made follow it, in the order of its calls
+            stats.functions_walked += 1
+            j = self.visit(e, j, certain_only)
+            if j < 0:
+                return None
+        if phase != 3:
+            return None
+        findings = self.result()
+        if findings is _ANOTHER_PATH:
+            return findings
+        new_log = WalkLog(self.log.default_call)
+        new_log.entries, new_log.events, new_log.hooks, new_log.early, new_log.fresh = (
+            self.log.entries, self.new_events, self.log.hooks, self.early, self.fresh)
+        return findings, new_log
 
 
-class _KeptReports:
-    """The reports of a replay whose caller keeps one finding per hazard (engine.walk_one merges each region's
-    findings so): only the hazards the edit may have touched are reported again; the others are the previous
-    walk's findings (``previous``: that region's merged findings).
+class _KeepingReplay(_Replay):
+    """A replay whose caller keeps one finding per hazard (engine.walk_one merges each region's findings so):
+    only the hazards the edit may have touched are reported again; the others are the previous walk's
+    findings (``previous``: that region's merged findings).
 
-    A report is *touched* when its node was worked out again (its steps changed) or when the path above it, as
-    ``_prefix`` builds it at that moment, goes through a call of such a node (that call's frame may have
-    moved).  Every other report is what the previous walk reported there: the same node, steps, conditions and
-    facts on ``self`` (the log's), and a path built from the same calls.  A hazard site -- a (file, line):
-    one finding's ``path`` and ``line``, the node's own file -- is touched when a touched report names it now,
-    or when a node worked out again had a hazard or report step on it before the edit.  The findings of an
-    untouched site are the previous walk's, merged: every report of it is one the previous walk made.  The
-    reports of a touched site are all made again (the ones not touched at their moment, after the walk: the
-    path above a node is built once, at its first report, so making it later gives the same finding), in walk
-    order, and folded (``_fold_alternatives`` groups by site) -- what walking again gives for it.
+    A node is *hot* when it was worked out again (its steps changed) or when a call of a hot node reached it
+    (the frame of that call may have moved): its visits are taken as ``_Replay`` takes them, and its reports
+    made there.  A visit of any other node only applies its logged changes and defers its conditional steps,
+    and is kept in walk order (``later``) with the state it met.  A hazard site -- a (file, line): one
+    finding's ``path`` and ``line``, the node's own file -- is touched when a hot report names it, or when a
+    node worked out again had a hazard or report step on it before the edit.  The findings of an untouched
+    site are the previous walk's; the reports of a touched site are all made again (the kept visits' after
+    the walk, from the state they met), in walk order, and folded (``_fold_alternatives`` groups by site) --
+    what walking again gives for it.
+
+    Walking again builds the path above a node at its first report (ReportMixin._prefix) and keeps it; this
+    replay builds it at the first report it makes.  The two agree but for a node whose parent link changed
+    during the walk (reached under conditions, then certainly): its path is built from the first link when
+    a report needed it before the change.  The log says which nodes' paths a report needed so, and whose
+    report (WalkLog.early); at the change (``relinked``) the replay builds such a path from the first link as
+    that report did -- unless that report's node was worked out again (it may no longer need it), or a
+    report made again needed a path the previous walk built only later, from the other link (the kept
+    findings below it would differ): then the replay reports every hazard again (``_ANOTHER_PATH``).
 
     Only for a replay where every stale unit the old walk used is a node's steps or a fact on ``self`` the
     replay checks itself (Incremental._reports_unchanged): what the reports say (their units, the frames'
-    reads) is then unchanged, and so are the module hooks the walk's
-    functions register (not asked again: the same functions are reached; their units stay in use).  What a
-    kept report says is not asked again either, and its unit is not kept in use: it reads only that its
-    node's function and its loader exist, which their steps -- used by the replay -- read too."""
+    reads) is then unchanged, and so are the module hooks the walk's functions register (not asked again: the
+    same functions are reached; their units stay in use).  What a kept report says is not asked again either,
+    and its unit is not kept in use: it reads only that its node's function and its loader exist, which their
+    steps -- used by the replay -- read too."""
 
-    __slots__ = ("reach", "previous", "parent", "ctx", "worked_out", "variant", "later", "links", "_tainted",
-                 "_paths")
-
-    def __init__(self, reach, previous: list, parent: dict, worked_out: set, variant):
-        self.reach = reach
+    def __init__(self, reach, region, region_ref, log, predicates, variant, previous: list):
+        super().__init__(reach, region, region_ref, log, predicates, variant)
         self.previous = previous
-        self.parent = parent
-        self.ctx = None  # the reports' (ReportMixin._report), set by the replay
-        self.worked_out = worked_out
-        self.variant = variant
-        # in walk order: a touched report's findings (a list), or an untouched one to make after the walk if
-        # its site is touched: (node, step, what, action, conditions)
+        self.hot: set = set()
+        self.path_moved = False  # a path above a report may not be the one walking again builds: _ANOTHER_PATH
+        # in walk order: a hot report's findings (a list); a kept visit (node, its conditions, its facts on
+        # self, whether in phase 1); a kept deferred report (node, step, what, action, conditions, facts on
+        # self, how many of the conditions are the path's)
         self.later: list = []
-        # node -> its parent link when a report first needed the path above it (walking again builds that path
-        # then, ReportMixin._prefix, and keeps it): the paths of the reports made later are built from these
-        self.links: dict = {}
-        self._tainted: dict = {}  # node -> whether that path goes through a call of a node worked out again
-        self._paths: dict = {}  # function id -> its file (a finding's path)
+        self.files: dict = {}  # module -> its file (_file)
 
-    def tainted_path(self, node) -> bool:
-        """Whether the path above ``node`` goes through a call of a node worked out again.  Called at every
-        report that makes a finding, before it, as walking again builds that path at them (its first): the
-        links met on the way up are kept (``links``) for the reports made later."""
-        tainted, links, parent = self._tainted, self.links, self.parent
-        chain = []
-        cur = node
-        while cur not in tainted:
-            link = parent.get(cur)
-            links[cur] = link
-            if link is None:
-                tainted[cur] = False
-                break
-            chain.append(cur)
-            cur = link[0]
-        for n in reversed(chain):
-            prev = links[n][0]
-            tainted[n] = prev in self.worked_out or tainted[prev]
-        return tainted[node]
+    def put(self, change: tuple) -> None:
+        _, n, link, conds, facts = change
+        if n in self.parent:
+            self.relinked(n)
+        self.parent[n] = link
+        self.conds_of[n] = conds
+        self.self_facts[n] = facts
+        if link is not None and link[0] in self.hot:
+            self.hot.add(n)
 
-    def _path(self, fid: str) -> str:
-        path = self._paths.get(fid)
+    def relinked(self, n) -> None:
+        """``n``'s parent link is about to change: its path stays built from the link it has where walking
+        again builds it before (the class docstring)."""
+        prefixes = self.prefixes
+        logged = self.log.early.get(n)
+        if n in prefixes:  # a report made again needed it: so does walking again
+            if logged is None:
+                self.path_moved = True  # where the previous walk built it later, from the other link
+            self.early[n] = logged if logged is not None and logged not in self.worked_out else prefixes.by[n]
+        elif logged is not None:
+            if logged in self.worked_out:
+                self.path_moved = True  # only a report that changed may have needed it
+                return
+            # a kept report needed it: it is built now, as that report built it
+            prefixes.reporter = logged
+            try:
+                self.reach._prefix(n, self.parent, prefixes)
+            finally:
+                prefixes.reporter = None
+            self.early[n] = logged
+
+    def steps(self, node):
+        got = super().steps(node)
+        if got is not None and got[1] is not None:
+            self.hot.add(node)
+        return got
+
+    def visit(self, e, j: int, certain_only: bool) -> int:
+        if e in self.hot:
+            return super().visit(e, j, certain_only)
+        got = self.steps_of.get(e)
+        if got is None:
+            got = self.steps(e)
+            if got is None:
+                return -1
+            if e in self.hot:
+                return super().visit(e, j, certain_only)
+        if certain_only:
+            entries = self._kinds(e, got[0])
+            if entries:
+                self.deferred.extend(entries)
+        self.later.append((e, self.conds_of[e], self.self_facts.get(e), certain_only))
+        # its steps are the logged ones: so are the changes its calls made
+        events, n, put = self.log.events, len(self.log.events), self.put
+        while j < n and events[j].__class__ is tuple:
+            put(events[j])
+            j += 1
+        return j
+
+    def emit(self, node, step, what, act, conds: tuple) -> list:
+        found = super().emit(node, step, what, act, conds)
+        self.later.append(found)
+        return found
+
+    def report(self, node, step, what, act, conds: tuple) -> None:
+        if node in self.hot:
+            super().report(node, step, what, act, conds)
+
+    def deferred_report(self, node, step, what, act, conds: tuple) -> None:
+        if node in self.hot:
+            super().report(node, step, what, act, conds)
+        else:
+            self.later.append((node, step, what, act, conds, self.self_facts.get(node), len(self.conds_of[node])))
+
+    def hooks_fit(self) -> bool:
+        return True  # which functions register hooks, and which, is what it was (the class docstring)
+
+    def _file(self, fid: str) -> str:
+        """A function's file, as a finding's path names it (its module's), from where the module was found:
+        loading the summaries of every module a region's kept visits are in would cost more than the replay."""
+        mod = fid.partition(":")[0]
+        path = self.files.get(mod)
         if path is None:
-            from .program import split_id
-
-            mod = self.reach.p.module(split_id(fid)[0])
-            path = self._paths[fid] = mod.path if mod else ""
+            found = self.reach.p.locator.find(mod)
+            path = self.files[mod] = str(found[0]) if found is not None and found[0] is not None else ""
         return path
 
-    def findings(self, redo: dict) -> list:
-        """The region's findings: the previous ones of the untouched sites, and the touched sites' reports."""
-        from .reach import _CHILD, _dedup, _fold_alternatives
+    def result(self):
+        from .reach import _CHILD, _HAZARD, _fold_alternatives
 
+        if self.path_moved:
+            return _ANOTHER_PATH
         reach = self.reach
+        self.findings = []  # the reports made again, in walk order
         touched = set()
         for item in self.later:
             if item.__class__ is list:
                 touched.update((f.path, f.line) for f in item)
         for node in self.worked_out:
-            path = self._path(node.fid)
+            path = self._file(node.fid)
             touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
                            if step != _CHILD)
-        made: list = []
+        files = {path for path, _ in touched}
+        kept = 0
         for item in self.later:
             if item.__class__ is list:
-                made.extend(item)
+                self.findings.extend(item)
                 continue
-            node, step, what, act, conds = item
-            if (self._path(node.fid), act.line) not in touched:
-                reach.replay_reports_kept += 1
+            if len(item) == 4:  # a kept visit: its reports at the touched sites, as the visit took them
+                node, here, known, certain_only = item
+                path = self._file(node.fid)
+                if path not in files:
+                    kept += 1
+                    continue
+                made_before = len(self.findings)
+                for step, what, act, conds in self._kinds(node, self.steps_of[node][0], True)[certain_only]:
+                    if (path, act.line) in touched:
+                        self._made_again(node, step, what, act, here + conds if conds else here, known, len(here))
+                kept += len(self.findings) == made_before
                 continue
-            conds = _dedup(conds)
-            reporter = reach._reporter(step, what, act, node, self.ctx)
-            found = reporter(conds)
-            if conds:
-                for f in found:
-                    redo[id(f)] = reporter
-            made.extend(found)
-        return [f for f in self.previous if (f.path, f.line) not in touched] + made + _fold_alternatives(made, redo)
+            node, step, what, act, conds, known, here = item
+            if step == _HAZARD and not reach._hazard_reported(act, node):
+                continue
+            if (self._file(node.fid), act.line) in touched:
+                self._made_again(node, step, what, act, conds, known, here)
+        reach.replay_visits_kept += kept
+        made = self.findings
+        return [f for f in self.previous if (f.path, f.line) not in touched] + made + _fold_alternatives(made,
+                                                                                                         self.redo)
+
+    def _kinds(self, node, steps: list, reports: bool = False) -> list:
+        """``node``'s conditional steps as deferred entries; with ``reports``, (its hazard and report steps
+        that make a finding (ReportMixin._hazard_reported) as a visit after phase 1 takes them, as one in
+        phase 1 does: not the conditional ones).  Kept for the scan by the node and its steps' identity: many
+        regions replay one node, and a node can have hundreds of steps."""
+        from .reach import _CHILD, _HAZARD
+
+        memo = self.reach._replay_kinds
+        key = (id(steps), node)
+        got = memo.get(key)
+        if got is None or got[0] is not steps:
+            got = memo[key] = [steps, [(node,) + s for s in steps if s[3]], None]
+        if not reports:
+            return got[1]
+        if got[2] is None:
+            hazard_reported = self.reach._hazard_reported
+            every = [s for s in steps if s[0] != _CHILD and (s[0] != _HAZARD or hazard_reported(s[2], node))]
+            got[2] = (every, [s for s in every if not s[3]])
+        return got[2]
+
+    def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
+        """A kept report at a touched site, made again from the state its visit met (``report``)."""
+        from .reach import _dedup
+
+        if known and len(conds) > here:
+            conds = self.reach._against_self_facts(node, conds, here, known)
+            if conds is None:
+                return
+        _Replay.emit(self, node, step, what, act, _dedup(conds))

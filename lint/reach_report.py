@@ -33,6 +33,19 @@ def _top_package(path: str, import_roots: tuple = ()) -> str:
     return "/".join(parts[:-1])
 
 
+class BuiltPaths(dict):
+    """The paths above the nodes (ReportMixin._prefix) of a logged walk, and which node's report first needed
+    each (``by``; ``reporter``, when set, stands for the report that builds them): for a node whose parent
+    link changed during the walk, the log keeps whether its path was built before (lint/reach_replay.py)."""
+
+    __slots__ = ("by", "reporter")
+
+    def __init__(self):
+        super().__init__()
+        self.by: dict = {}
+        self.reporter = None
+
+
 class ReportMixin:
     """Findings, their text and their paths (mixed into ``Reach``)."""
 
@@ -169,6 +182,11 @@ class ReportMixin:
             if act.target is not None and "cached" in getattr(act.target, "flags", ()):
                 cached = cached + (len(frames) + 1,)  # n's own frame: it was entered as a cached loader
             prefixes[n] = (frames + (self._frame(prev, act.line, act.end),), cached)
+        by = getattr(prefixes, "by", None)
+        if by is not None and chain:
+            reporter = prefixes.reporter or node
+            for n in chain:
+                by[n] = reporter
         return prefixes[node]
 
     def _fix_point(self, frames, cached_idx, region: Region) -> str:

@@ -60,7 +60,7 @@ class Tracker:
         # hooks and which): it may use a stale one, and needs none of the logged walk's
         self.redone_units: set = set()
         # of those, whether a function registers module hooks and which: a replay that keeps the previous
-        # findings of the hazards an edit did not touch (reach_replay._KeptReports) takes them as they were
+        # findings of the hazards an edit did not touch (reach_replay._KeepingReplay) takes them as they were
         # (not asked again) and keeps using these units
         self.hook_units: set = set()
 

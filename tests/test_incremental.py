@@ -266,7 +266,7 @@ def test_a_call_of_several_callees_moved_along_its_line_is_replayed(tmp_path):
 def test_a_replay_reports_again_only_the_hazard_sites_the_edit_touched(tmp_path):
     """A hazard added in front of a call, on its line: the region is replayed, and only the hazards whose
     reports the edit touched -- the new one, and the one below the moved call (its path's frame moved) -- are
-    reported again; the others are the previous walk's findings (reach_replay._KeptReports).  Each result,
+    reported again; the others are the previous walk's findings (reach_replay._KeepingReplay).  Each result,
     paths and all (the frames' ends included), is a scan without cache's; the undo drops the added hazard."""
     root, cache, first = _project(tmp_path, {
         "pkg/__init__.py": "",
@@ -288,9 +288,62 @@ def test_a_replay_reports_again_only_the_hazard_sites_the_edit_touched(tmp_path)
         _write(h, text)
         got = _check(root, cache)
         inc = got.stats["incremental"]
-        assert inc["regions_replayed"] == 1 and inc["reports_kept"] == 2  # probe's and other's hazards
+        assert inc["regions_replayed"] == 1 and inc["visits_kept"] == 3  # f's, other's and probe's
         assert len(got.findings) == n
         assert paths(got) == paths(_scan(root, None))
+
+
+_RELINKED_REGION = ("import torch\nfrom pkg.h import a, g\n\n\n@torch.compile(fullgraph=True)\ndef f(x, flag):\n"
+                    "    g(x)\n    if flag:\n        y = a(x)\n    else:\n        y = a(x)\n    return y\n")
+
+
+def _frames_of(result) -> list:
+    return sorted((f.rule, f.line, f.fix_point, tuple((fr.path, fr.line, fr.qualname) for fr in f.trace),
+                   f.conditions) for f in result.findings)
+
+
+def test_a_replay_builds_the_path_above_a_node_reached_again_certainly_from_its_first_link(tmp_path):
+    """``a`` is reached under ``if flag`` (line 9), then certainly under ``else`` (line 11): walking again
+    builds the path above it at q's first report below it, from line 9.  The edit in g touches q's hazard
+    site, so q's report below ``a`` (kept visit, another node: entered through the cached loader) is made
+    again after the replay -- from line 9 still (reach_replay._KeepingReplay.relinked), as a scan without
+    cache says."""
+    root, cache, first = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": _RELINKED_REGION,
+        "pkg/h.py": "import functools\nimport os\nimport subprocess\n\n\ndef q(x):\n    subprocess.run(['q'])\n"
+                    "    return x\n\n\ndef g(x):\n    y = 1\n    return q(x)\n\n\n@functools.cache\ndef a(x):\n"
+                    "    return q(x)\n",
+    })
+    below_a = [f for f in first.findings if f.rule == "CL101" and f.fix_point == "a"]
+    assert [[(fr.line, fr.qualname) for fr in f.trace] for f in below_a] == [[(9, "f"), (18, "a"), (7, "q")]]
+    h = root / "pkg/h.py"
+    original = h.read_text()
+    for text in (original.replace("    y = 1", "    os.environ.get('K'); y = 1"), original):
+        _write(h, text)
+        got = _check(root, cache)
+        inc = got.stats["incremental"]
+        assert inc["replays_keeping"] == 1 and inc["replays_relinked"] == 0
+        assert _frames_of(got) == _frames_of(_scan(root, None))
+
+
+def test_a_new_report_on_a_path_the_last_walk_built_later_reports_every_hazard_again(tmp_path):
+    """A hazard added in ``a``, which is reached under ``if flag`` and then certainly: its first report
+    builds the path above it from the first link, where the previous walk, reporting nothing below ``a``,
+    built it later or never -- the findings kept below it could differ, so the replay reports every hazard
+    again (stats ``replays_relinked``); the result is a scan without cache's."""
+    root, cache, _ = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": _RELINKED_REGION,
+        "pkg/h.py": "import os\nimport subprocess\n\n\ndef g(x):\n    subprocess.run(['g'])\n    return x\n\n\n"
+                    "def a(x):\n    y = x + 1\n    return y\n",
+    })
+    h = root / "pkg/h.py"
+    _write(h, h.read_text().replace("    y = x + 1", "    os.environ.get('K'); y = x + 1"))
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert inc["regions_replayed"] == 1 and inc["replays_relinked"] == 1 and inc["replays_keeping"] == 0
+    assert _frames_of(got) == _frames_of(_scan(root, None))
 
 
 def test_replays_leave_a_state_that_does_not_grow(tmp_path):
@@ -423,7 +476,7 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
                 "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
-    "Reach": {"import_roots", "_frames_interned", "_variants"},
+    "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 
