@@ -24,7 +24,8 @@ decides which regions may be replayed, from what tracking.py recorded they read)
 Where the caller keeps one finding per hazard, the replay reports again only the hazard sites the edit may
 have touched and takes the others' findings from the region's previous ones (_KeepingReplay): most of a
 replay's reports (337,414 of the bench leaf edit's 339,379) are then not made at all, and most visits only
-apply their logged changes.
+apply their logged changes (916,604 of its 916,973: the visits of nodes neither worked out again nor below
+one's call).
 """
 from __future__ import annotations
 
