@@ -23,6 +23,7 @@ import io
 import os
 import pickle
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -342,6 +343,7 @@ class ResultCache:
     def _write_now(self, manifest: Manifest, result) -> None:
         try:
             _pickle_to(self.path, manifest, result)
+            prune_results(self.path)
         except OSError as e:
             self.problems.append((str(self.path), f"cannot write result cache entry: {e.strerror or e}"))
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
@@ -365,6 +367,54 @@ def _pickle_to(path: Path, *objs) -> None:
         except OSError:
             pass
         raise
+
+
+MAX_RESULT_ENTRIES = 8  # per cache directory: a result and its incremental state each
+STALE_TEMP_S = 24 * 3600
+
+
+def prune_results(written: Path) -> None:
+    """Keep the newest MAX_RESULT_ENTRIES result entries (``.pkl``, with their ``.inc`` state) of the directory
+    ``written`` was just written to, ``written`` always: an entry is keyed by the analyzer's own files and the
+    scan's options, so every upgrade and every other set of options leaves one behind, and a site-packages'
+    state is some 270 MB (one session's analyzer versions left 1.8 GB in the bench's cache).  Also removes
+    states without a result and temporary files a killed writer left a day ago.  A removed entry is only a
+    miss for whoever scans with it next; a file another process has open stays readable (POSIX) or is skipped
+    (Windows)."""
+    d = written.parent
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    now = time.time()
+    results = []
+    for name in names:
+        p = d / name
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        if name.endswith(".pkl"):
+            results.append((st.st_mtime, p))
+        elif name.startswith(".tmp-") and now - st.st_mtime > STALE_TEMP_S:
+            _unlink(p)
+        elif name.endswith(".inc") and name[:-4] + ".pkl" not in names and now - st.st_mtime > STALE_TEMP_S:
+            _unlink(p)  # (a day old: never the state a running scan is about to write beside its result)
+    results.sort(reverse=True)
+    kept = 0
+    for _, p in results:
+        if p == written or kept < MAX_RESULT_ENTRIES - 1:
+            kept += p != written
+            continue
+        _unlink(p)
+        _unlink(p.with_suffix(".inc"))
+
+
+def _unlink(p: Path) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
 
 
 def loads_result(blob: bytes):
@@ -455,6 +505,7 @@ def write_kept_states() -> list:
         del _PENDING_RESULTS[key]
         try:
             _pickle_to(Path(key), manifest, result)
+            prune_results(Path(key))
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             failed.add(key)
             problems.append((key, f"cannot write result cache entry: {e}"))

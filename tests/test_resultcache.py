@@ -231,3 +231,37 @@ def test_the_console_script_reexecutes_with_a_pinned_seed_and_a_safe_path(monkey
     cli.entry()
     assert not calls  # already pinned: no second exec
     assert exits == [0, 0]
+
+
+def test_the_results_directory_keeps_the_newest_entries_and_this_scans(project, tmp_path):
+    """Every analyzer version and set of options writes an entry of its own (a site-packages' state: some
+    270 MB); a write keeps the directory's newest MAX_RESULT_ENTRIES, its own always, and drops each removed
+    entry's state with it, states left without a result and a killed writer's day-old temporary files."""
+    import time
+
+    from compile_lint.resultcache import MAX_RESULT_ENTRIES
+
+    cache = tmp_path / "cache"
+    results = cache / "results"
+    results.mkdir(parents=True)
+    now = time.time()
+    old = []
+    for i in range(MAX_RESULT_ENTRIES + 3):  # entry 0 the newest of them
+        for suffix in (".pkl", ".inc"):
+            p = results / f"old{i:02d}{suffix}"
+            p.write_bytes(b"x")
+            os.utime(p, (now - 3600 * (i + 1), now - 3600 * (i + 1)))
+        old.append(f"old{i:02d}")
+    orphan, temp, fresh_temp = results / "gone.inc", results / ".tmp-dead", results / ".tmp-writing"
+    for p, age in ((orphan, 2 * 86400), (temp, 2 * 86400), (fresh_temp, 60)):
+        p.write_bytes(b"x")
+        os.utime(p, (now - age, now - age))
+    first = _scan(project, cache)
+    assert first.stats["result_cache"] == "miss"
+    left = sorted(p.name for p in results.iterdir())
+    mine = [n for n in left if n.endswith(".pkl") and not n.startswith("old")]
+    assert len(mine) == 1 and (results / mine[0]).with_suffix(".inc").is_file()
+    kept = old[:MAX_RESULT_ENTRIES - 1]
+    assert sorted(n for n in left if n.startswith("old")) == sorted(k + s for k in kept for s in (".inc", ".pkl"))
+    assert not orphan.exists() and not temp.exists() and fresh_temp.exists()
+    assert _scan(project, cache).stats["result_cache"] == "hit"
