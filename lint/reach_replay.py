@@ -137,11 +137,24 @@ class _Replay:
     # ------------------------------------------------------------------ the state
     def put(self, change: tuple) -> None:
         _, n, link, conds, facts = change
-        if n in self.parent and n in self.prefixes:
-            self.early[n] = self.prefixes.by[n]
+        if n in self.parent:
+            self.relinked(n)
         self.parent[n] = link
         self.conds_of[n] = conds
         self.self_facts[n] = facts
+
+    def relinked(self, n) -> None:
+        """``n``'s parent link is about to change (reached under conditions, then certainly): the new log
+        says whose report built the path above it before (WalkLog.early)."""
+        if n in self.prefixes:
+            self.early[n] = self.prefixes.by[n]
+
+    def against_facts(self, node, conds: tuple, known, here: int) -> Optional[tuple]:
+        """``conds`` (``here`` of them the path's above ``node``) as ``take`` filters them by what the guards
+        on the path say of ``self`` (``known``): None where one decides the call's own guard false."""
+        if known and len(conds) > here:
+            return self.reach._against_self_facts(node, conds, here, known)
+        return conds
 
     def remade(self, j: int, change: tuple) -> None:
         """The logged change ``j`` made again (``redone``): in the new log, and applied."""
@@ -153,16 +166,14 @@ class _Replay:
         """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
         the call's new action (where it is) and the facts on ``self`` worked out again; None where they
         differ from the logged ones (the traversal below may differ: walk again)."""
-        reach = self.reach
         known = self.self_facts.get(node)
         here = len(self.conds_of[node])
-        if known and len(conds) > here:
-            conds = reach._against_self_facts(node, conds, here, known)
-            if conds is None:
-                return None  # the take would have stopped here now
+        conds = self.against_facts(node, conds, known, here)
+        if conds is None:
+            return None  # the take would have stopped here now
         at, child, _, path_conds, facts = change
         first = child not in self.parent
-        if reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
+        if self.reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
             return None
         return (at, child, (node, act), path_conds, facts)
 
@@ -171,14 +182,9 @@ class _Replay:
         """``take`` of a hazard or report step (Reach.walk)."""
         from .reach import _dedup
 
-        reach = self.reach
-        known = self.self_facts.get(node)
-        here = len(self.conds_of[node])
-        if known and len(conds) > here:
-            conds = reach._against_self_facts(node, conds, here, known)
-            if conds is None:
-                return
-        self.emit(node, step, what, act, _dedup(conds))
+        conds = self.against_facts(node, conds, self.self_facts.get(node), len(self.conds_of[node]))
+        if conds is not None:
+            self.emit(node, step, what, act, _dedup(conds))
 
     def emit(self, node, step, what, act, conds: tuple) -> list:
         reporter = self.reach._reporter(step, what, act, node, self.ctx)
@@ -359,14 +365,10 @@ class _KeepingReplay(_Replay):
         self.files: dict = {}  # module -> its file (_file)
 
     def put(self, change: tuple) -> None:
-        _, n, link, conds, facts = change
-        if n in self.parent:
-            self.relinked(n)
-        self.parent[n] = link
-        self.conds_of[n] = conds
-        self.self_facts[n] = facts
+        super().put(change)
+        link = change[2]
         if link is not None and link[0] in self.hot:
-            self.hot.add(n)
+            self.hot.add(change[1])
 
     def relinked(self, n) -> None:
         """``n``'s parent link is about to change: its path stays built from the link it has where walking
@@ -509,11 +511,10 @@ class _KeepingReplay(_Replay):
         return got[2]
 
     def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
-        """A kept report at a touched site, made again from the state its visit met (``report``)."""
+        """A kept report at a touched site, made again from the state its visit met (``report``); after the
+        walk, so not one of ``later``'s (the base class's emit)."""
         from .reach import _dedup
 
-        if known and len(conds) > here:
-            conds = self.reach._against_self_facts(node, conds, here, known)
-            if conds is None:
-                return
-        _Replay.emit(self, node, step, what, act, _dedup(conds))
+        conds = self.against_facts(node, conds, known, here)
+        if conds is not None:
+            _Replay.emit(self, node, step, what, act, _dedup(conds))
