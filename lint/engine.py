@@ -405,7 +405,8 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        # those that reported every hazard after all (a path above moved)
                                        "replays_keeping": reach.replays_keeping,
                                        "visits_kept": reach.replay_visits_kept,
-                                       "replays_relinked": reach.replays_relinked}
+                                       "replays_relinked": reach.replays_relinked,
+                                       "replays_indexed": reach.replays_indexed}
     elif results is not None:
         result.stats["result_cache"] = "miss"
     if results is not None:

@@ -313,8 +313,10 @@ class Incremental:
         self._redone: Optional[set] = None  # the units a replay uses again itself (steps, reports, entries)
         # the previous scan's units of nodes' steps, and those a replay checks itself: _reports_unchanged
         self._steps_units: Optional[set] = None
+        self._steps_units_only: Optional[set] = None
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
+        self._stale_steps: Optional[dict] = None  # variant -> its nodes whose steps are stale: _stale_nodes
         self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
         self._reach = None
         self._program = None
@@ -344,6 +346,7 @@ class Incremental:
         if self.old is not None:
             reach.child_steps_moved = self._child_steps_moved
             reach.replay_old_steps = lambda node, variant: self.old.steps[(node, variant)][1]
+            reach.replay_stale_nodes = self._stale_nodes
             for _, variant in self.old.steps:  # (the previous scan's objects: its keys then compare by identity)
                 reach._variants.setdefault(variant, variant)
 
@@ -425,7 +428,7 @@ class Incremental:
                 if self._reports_unchanged(uid):
                     reach.replay_findings = result[0]  # (engine.walk_one's result: the merged findings first)
         reach.walk_logs, reach.replayed = [], 0
-        keeping_before = reach.replays_keeping
+        keeping_before, indexed_before = reach.replays_keeping, reach.replays_indexed
         try:
             uid, result = self._run_top(matched, do_walk)
         finally:
@@ -435,16 +438,24 @@ class Incremental:
             self.replayed += 1
             # what the logged traversal read and used (none of it changed: _replayable), for the next edit's
             # plan; not the steps, reports and entries, which the replay used again itself (kept, they would
-            # pile up, one more set each replay) -- but the hooks a replay keeping findings took as they were
+            # pile up, one more set each replay) -- but the hooks a replay keeping findings took as they were,
+            # and the steps a replay from the log's index did not look up (reach_replay_indexed: the kept ones)
             self._replay_reads[uid] = self.old.reads.get(old_uid, ())
             taken = self.old.hook_units if reach.replays_keeping != keeping_before else frozenset()
+            steps = self._steps_only() if reach.replays_indexed != indexed_before else frozenset()
             kept = tuple(u for u in self.old.uses.get(old_uid, ())
-                         if u not in self.plan.stale and (u not in self._redone or u in taken))
+                         if u not in self.plan.stale and (u not in self._redone or u in taken or u in steps))
             self.t.uses[uid] = tuple(set(self.t.uses[uid]).union(kept))
             self.kept.update(kept)
         self.walks.append((key, region, uid, result, reach.walk_logs))
         self.walked += 1
         return result
+
+    def _steps_only(self) -> set:
+        """The previous scan's units of nodes' steps."""
+        if self._steps_units_only is None:
+            self._steps_units_only = {e[0] for e in self.old.steps.values()}
+        return self._steps_units_only
 
     def _replayable(self, uid: int) -> bool:
         """Whether a stale region walk may be replayed from its log: it read no changed item itself, and the
@@ -468,6 +479,17 @@ class Incremental:
             self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
         stale = self.plan.stale
         return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
+
+    def _stale_nodes(self, variant) -> list:
+        """The nodes of ``variant`` whose steps the previous scan kept and the edit made stale (worked out
+        again where a replay meets them: reach_replay_indexed.IndexedReplay)."""
+        if self._stale_steps is None:
+            self._stale_steps = {}
+            stale = self.plan.stale
+            for (node, v), e in self.old.steps.items():
+                if e[0] in stale:
+                    self._stale_steps.setdefault(v, []).append(node)
+        return self._stale_steps.get(variant, ())
 
     def _child_steps_moved(self, node, variant, steps):
         """How ``node``'s steps moved since the previous scan (ReplayMixin): None if they are the kept ones,

@@ -135,8 +135,13 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self.replays_keeping = 0
         self.replay_visits_kept = 0
         self.replays_relinked = 0
+        # of the replays keeping findings, those that went from the log's index; the nodes of a variant whose
+        # steps the edit made stale (lint/incremental.py: reach_replay_indexed.IndexedReplay)
+        self.replays_indexed = 0
+        self.replay_stale_nodes = None
         # (id of a node's steps, the node) -> (the steps, and what _KeepingReplay._kinds says of them)
         self._replay_kinds: dict = {}
+        self._replay_files: dict = {}  # module -> its file, as a finding's path names it (reach_replay)
 
 
     # ------------------------------------------------------------------- walk
@@ -219,10 +224,13 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
             self.stats.functions_walked += 1
             here = conds_of[node]
             if events is not None:
+                pos = len(events)
                 events.append(node)
             for i, (step, what, act, conds) in enumerate(self._steps(node, predicates, variant)):
                 if conds and certain_only:
                     deferred.append((node, step, what, act, conds))
+                    if events is not None and step == _CHILD:
+                        log.dvisits.append(pos)  # the visit whose call the "D" taking it stands for
                     continue
                 at = i
                 take(node, step, what, act, here + conds if conds else here)

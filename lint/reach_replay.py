@@ -39,11 +39,14 @@ class WalkLog:
     ``(step index or -1, node, parent link, conditions, facts on self)``; ``"D"`` before a deferred call is
     taken; ``"P"`` at the end of phases 1 and 2.  ``early``: of the nodes whose parent link changed (reached
     under conditions, then certainly), those whose path a report had built before, each with a node whose
-    report needed that path then (_KeepingReplay).  ``fresh`` (not kept): for a log a replay made, the
+    report needed that path then (_KeepingReplay).  ``dvisits``: for each ``"D"``, in order, the index of the
+    visit (phase 1) whose conditional call it takes.  ``fresh`` (not kept): for a log a replay made, the
     indices of the events it made itself, the others being the replayed log's own objects
-    (lint/incremental.py shares one object per value only among the new ones); None: every event is new."""
+    (lint/incremental.py shares one object per value only among the new ones); None: every event is new.
+    ``index`` (not kept): where each node's visits and changes are (reach_replay_indexed.LogIndex), once
+    asked; a replay's new log has its events at the same places, so it takes the same index."""
 
-    __slots__ = ("default_call", "entries", "events", "hooks", "early", "fresh")
+    __slots__ = ("default_call", "entries", "events", "hooks", "early", "dvisits", "fresh", "index")
 
     def __init__(self, default_call: bool = False):
         self.default_call = default_call
@@ -51,14 +54,24 @@ class WalkLog:
         self.events: list = []
         self.hooks: list = []
         self.early: dict = {}
+        self.dvisits: list = []
         self.fresh: Optional[list] = None
+        self.index = None
 
     def __getstate__(self):
-        return (self.default_call, self.entries, self.events, self.hooks, self.early)
+        return (self.default_call, self.entries, self.events, self.hooks, self.early, self.dvisits)
 
     def __setstate__(self, state):
-        self.default_call, self.entries, self.events, self.hooks, self.early = state
-        self.fresh = None
+        self.default_call, self.entries, self.events, self.hooks, self.early, self.dvisits = state
+        self.fresh = self.index = None
+
+    def replayed_as(self, events: list, early: dict, fresh: list) -> "WalkLog":
+        """The log of a replay of this one: ``events`` at the places of these (the changes it made again
+        among them, ``fresh``), and ``early``."""
+        new = WalkLog(self.default_call)
+        new.entries, new.events, new.hooks, new.early, new.dvisits, new.fresh, new.index = (
+            self.entries, events, self.hooks, early, self.dvisits, fresh, self.index)
+        return new
 
 
 class ReplayMixin:
@@ -86,7 +99,15 @@ class ReplayMixin:
         region_ref = RegionRef(region.path, region.line, region.qualname, region.fullgraph, region.kind)
         walked_before = self.stats.functions_walked
         if previous is not None:
-            got = _KeepingReplay(self, region, region_ref, log, predicates, variant, previous).run()
+            got = SEQUENTIAL
+            if INDEXED and self.replay_stale_nodes is not None:
+                from .reach_replay_indexed import IndexedReplay
+
+                got = IndexedReplay(self, region, region_ref, log, predicates, variant, previous).run()
+                if got is not SEQUENTIAL and got is not None:
+                    self.replays_indexed += 1
+            if got is SEQUENTIAL:
+                got = _KeepingReplay(self, region, region_ref, log, predicates, variant, previous).run()
             if got is not _ANOTHER_PATH:
                 if got is None:
                     self.stats.functions_walked = walked_before
@@ -101,7 +122,21 @@ class ReplayMixin:
         return got
 
 
+# a replay keeping findings goes from the log's index (lint/reach_replay_indexed.py), and takes every event in
+# order only where it hands over (SEQUENTIAL); tests set it False to check the two against each other
+INDEXED = True
+SEQUENTIAL = object()
 _ANOTHER_PATH = object()  # _KeepingReplay.run: a path the edit may have changed met a parent link that changed
+
+
+def module_file(reach, mod: str) -> str:
+    """A module's file, as a finding's path names it, from where the module was found (kept for the scan):
+    loading the summaries of every module a region's kept visits are in would cost more than the replay."""
+    path = reach._replay_files.get(mod)
+    if path is None:
+        found = reach.p.locator.find(mod)
+        path = reach._replay_files[mod] = str(found[0]) if found is not None and found[0] is not None else ""
+    return path
 
 
 class _Replay:
@@ -316,10 +351,7 @@ class _Replay:
         findings = self.result()
         if findings is _ANOTHER_PATH:
             return findings
-        new_log = WalkLog(self.log.default_call)
-        new_log.entries, new_log.events, new_log.hooks, new_log.early, new_log.fresh = (
-            self.log.entries, self.new_events, self.log.hooks, self.early, self.fresh)
-        return findings, new_log
+        return findings, self.log.replayed_as(self.new_events, self.early, self.fresh)
 
 
 class _KeepingReplay(_Replay):
@@ -362,7 +394,6 @@ class _KeepingReplay(_Replay):
         # self, whether in phase 1); a kept deferred report (node, step, what, action, conditions, facts on
         # self, how many of the conditions are the path's)
         self.later: list = []
-        self.files: dict = {}  # module -> its file (_file)
 
     def put(self, change: tuple) -> None:
         super().put(change)
@@ -438,14 +469,7 @@ class _KeepingReplay(_Replay):
         return True  # which functions register hooks, and which, is what it was (the class docstring)
 
     def _file(self, fid: str) -> str:
-        """A function's file, as a finding's path names it (its module's), from where the module was found:
-        loading the summaries of every module a region's kept visits are in would cost more than the replay."""
-        mod = fid.partition(":")[0]
-        path = self.files.get(mod)
-        if path is None:
-            found = self.reach.p.locator.find(mod)
-            path = self.files[mod] = str(found[0]) if found is not None and found[0] is not None else ""
-        return path
+        return module_file(self.reach, fid.partition(":")[0])
 
     def result(self):
         from .reach import _CHILD, _HAZARD, _fold_alternatives

@@ -214,6 +214,43 @@ def test_same_line_edits_replay_the_walks_to_the_findings_of_a_scan_without_cach
     assert replayed > 0
 
 
+def _paths(result) -> list:
+    """Each finding with its whole path (a frame's equality leaves out where its call ends: compared here)."""
+    return [(f.rule, f.path, f.line, f.fix_point, tuple((fr.path, fr.line, fr.qualname, fr.end) for fr in f.trace),
+             f.conditions) for f in result.findings]
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in (HERE / "fixtures").iterdir() if p.is_dir()))
+def test_the_replay_from_the_log_index_gives_what_taking_every_event_gives(tmp_path, fixture, monkeypatch):
+    """The same-line edits and their undos, each scanned twice from the same state: replayed from the log's
+    index (reach_replay_indexed), and taking every event of the log in order (reach_replay._KeepingReplay).
+    The findings, in order and with their whole paths, are the same; so are the next edit's (the states
+    the two leave are replayed in turn)."""
+    from compile_lint import reach_replay
+
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache, other = tmp_path / "cache", tmp_path / "other"
+    _scan(root, cache)
+    shutil.copytree(cache, other)
+    indexed = 0
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:6]:
+            for step in (text, original):
+                _write(path, step)
+                monkeypatch.setattr(reach_replay, "INDEXED", False)
+                every = _scan(root, other)
+                monkeypatch.setattr(reach_replay, "INDEXED", True)
+                got = _scan(root, cache)
+                assert _paths(got) == _paths(every)
+                a, b = got.stats["incremental"], every.stats["incremental"]
+                assert b["replays_indexed"] == 0 and a["regions_replayed"] == b["regions_replayed"]
+                assert a["visits_kept"] == b["visits_kept"]
+                indexed += a["replays_indexed"]
+    assert indexed > 0
+
+
 def test_a_call_added_on_the_same_line_is_walked_not_replayed(tmp_path):
     """A new call changes what the walk reaches: the region is walked again, and the hazard behind the call is
     found; a hazard added to the same function is replayed; each as a scan without cache finds."""
@@ -323,7 +360,7 @@ def test_a_replay_builds_the_path_above_a_node_reached_again_certainly_from_its_
         _write(h, text)
         got = _check(root, cache)
         inc = got.stats["incremental"]
-        assert inc["replays_keeping"] == 1 and inc["replays_relinked"] == 0
+        assert inc["replays_keeping"] == 1 and inc["replays_relinked"] == 0 and inc["replays_indexed"] == 1
         assert _frames_of(got) == _frames_of(_scan(root, None))
 
 
@@ -476,7 +513,7 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
                 "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
-    "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds"},
+    "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 

@@ -1,0 +1,315 @@
+"""A replay keeping findings that goes only where the edit is: the log's index instead of its whole walk.
+
+``_KeepingReplay`` (lint/reach_replay.py) takes every event of a log in order to know, at each hot visit, the
+state that visit met.  But each node's state changes at most twice in a walk (reached, then reached again
+certainly), and a visit meets the state of its node's last change before it: with an index of where each
+node's visits and changes are (``LogIndex``, built once per log and carried to the logs its replays make),
+the replay goes straight to the visits that matter -- the hot ones (of a node worked out again, or reached
+through a hot node's call) and the kept ones at a touched hazard site -- and leaves the rest of the log as it
+is.  On the bench's leaf edit a replayed region has ~7,500 visits and 3 hot ones.
+
+The nodes worked out again are found from the other side: of the nodes whose steps the edit made stale
+(``Reach.replay_stale_nodes``), those the log visits.  The others' steps are not looked up at all: they are
+the logged ones, and the walk keeps using their units (lint/incremental.py keeps them in its uses).
+
+What it gives is ``_KeepingReplay``'s, finding for finding, in the same order, and the same new log (a test
+runs the two on every same-line edit of the fixtures).  The reports are made in walk order: a visit's at
+(visit, step); a deferred step's (phase 1's conditional steps, taken in phase 2) just before the ``"D"`` of
+the next deferred call after it (``WalkLog.dvisits`` says whose call each ``"D"`` takes), or at the end of
+phase 2.  Where the order of the walk could matter otherwise, it hands over to ``_KeepingReplay``
+(``SEQUENTIAL``): a node whose own state changes during its own visit (a call of itself reached again
+certainly), a logged path builder worked out again, a report that needs the path above a node before that
+node's link changes when no report needed it so before.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from heapq import heapify, heappop, heappush
+
+from .reach import _CHILD, _HAZARD, _dedup, _fold_alternatives
+from .reach_replay import SEQUENTIAL, _Replay, module_file
+
+_END = float("inf")  # the time of the reports made again at kept visits: after the walk, as _KeepingReplay's
+
+
+class LogIndex:
+    """Where things are in a walk log's events: each node's visits and changes (at most two: reached, reached
+    again certainly), the changes each node's calls made, the ``"D"`` and ``"P"`` marks, the visited nodes by
+    module."""
+
+    __slots__ = ("visits", "changes", "calls", "dmarks", "phase_ends", "by_module", "n_visits")
+
+    def __init__(self, events: list):
+        visits: dict = {}
+        changes: dict = {}
+        calls: dict = {}
+        dmarks: list = []
+        phase_ends: list = []
+        for p, e in enumerate(events):
+            cls = e.__class__
+            if cls is tuple:
+                got = changes.get(e[1])
+                if got is None:
+                    changes[e[1]] = [p]
+                else:
+                    got.append(p)
+                link = e[2]
+                if link is not None:
+                    got = calls.get(link[0])
+                    if got is None:
+                        calls[link[0]] = [p]
+                    else:
+                        got.append(p)
+            elif cls is str:
+                (dmarks if e == "D" else phase_ends).append(p)
+            else:
+                got = visits.get(e)
+                if got is None:
+                    visits[e] = [p]
+                else:
+                    got.append(p)
+        self.visits, self.changes, self.calls, self.dmarks = visits, changes, calls, dmarks
+        self.phase_ends = phase_ends
+        self.n_visits = len(events) - len(dmarks) - len(phase_ends) - sum(map(len, changes.values()))
+        self.by_module: dict = {}
+        for node in visits:
+            self.by_module.setdefault(node.fid.partition(":")[0], []).append(node)
+
+
+class _Links:
+    """The parent links as ``ReportMixin._prefix`` reads them (``get``, ``[]``) when it builds the path above
+    a node: a node reached twice has its path from the first link where the log says a report built it
+    before the second (``WalkLog.early``), else from the second -- and a report made before the second link
+    that needs such a path the previous walk built later is a path that may have moved (the module
+    docstring)."""
+
+    __slots__ = ("replay", "now")
+
+    def __init__(self, replay):
+        self.replay = replay
+        self.now = -1.0  # the time of the report that builds the path
+
+    def get(self, n):
+        r = self.replay
+        ps = r.idx.changes[n]
+        c = ps[0]
+        if len(ps) > 1:
+            if n not in r.log.early:
+                if self.now < ps[1]:
+                    r.path_moved = True
+                c = ps[1]
+        return r.new_events[c][2]
+
+    __getitem__ = get
+
+
+class IndexedReplay(_Replay):
+    """One replay keeping findings, from the log's index (the module docstring).  ``run`` gives (findings, the
+    new log), None where the log does not fit (walk again), or SEQUENTIAL."""
+
+    def __init__(self, reach, region, region_ref, log, predicates, variant, previous: list):
+        super().__init__(reach, region, region_ref, log, predicates, variant)
+        if log.index is None:
+            log.index = LogIndex(log.events)
+        self.idx = log.index
+        self.previous = previous
+        self.links = _Links(self)
+        self.ctx = (self.links, {}, region, region_ref)
+        self.path_moved = False
+        self.hot_from: dict = {}  # node -> the index of the change after which its visits are hot
+        self.tasks: list = []  # the reports to make: (walk order key, node, step, what, action, conds, facts, n)
+
+    # ------------------------------------------------------------------ where things are
+    def state_at(self, n, p: int) -> tuple:
+        """(conditions, facts on self) of ``n`` at index ``p``: those of its last change before."""
+        ps = self.idx.changes[n]
+        e = self.new_events[ps[1] if len(ps) > 1 and ps[1] < p else ps[0]]
+        return e[3], e[4]
+
+    def taken_at(self, v: int, c: int) -> float:
+        """When phase 2 takes a deferred step of the visit at ``v`` that has ``c`` of the visit's deferred calls
+        before it: at the ``"D"`` of the next deferred call, or at the end of phase 2."""
+        k = bisect_left(self.log.dvisits, v) + c
+        dmarks = self.idx.dmarks
+        return dmarks[k] if k < len(dmarks) else self.idx.phase_ends[1]
+
+    def hot(self, n, p: float) -> bool:
+        """Whether ``n``'s visit or deferred report at ``p`` is hot."""
+        if n in self.worked_out:
+            return True
+        h = self.hot_from.get(n)
+        return h is not None and h < p
+
+    def _file(self, mod: str) -> str:
+        return module_file(self.reach, mod)
+
+    # ------------------------------------------------------------------ the replay
+    def run(self):
+        idx, log, reach = self.idx, self.log, self.reach
+        if len(idx.phase_ends) != 2 or len(log.dvisits) != len(idx.dmarks):
+            return None
+        stale = [n for n in reach.replay_stale_nodes(self.variant) if n in idx.visits]
+        stale.sort(key=lambda n: idx.visits[n][0])  # worked out in the walk's order, as walking again does
+        for n in stale:
+            if self.steps(n) is None:
+                return None  # its calls changed: walk again
+        if any(b in self.worked_out for b in log.early.values()):
+            return SEQUENTIAL
+        self._heat()
+        hot_visits = 0
+        for n in list(self.worked_out) + list(self.hot_from):
+            for v in idx.visits[n]:
+                if self.hot(n, v):
+                    hot_visits += 1
+                    fits = self._hot_visit(n, v)
+                    if self.path_moved:
+                        return SEQUENTIAL
+                    if not fits:
+                        return None
+        made = self._make(self.tasks, False)
+        touched = {(f.path, f.line) for _, found in made for f in found}
+        for node in self.worked_out:
+            path = self._file(node.fid.partition(":")[0])
+            touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
+                           if step != _CHILD)
+        again = self._make(self._kept_at(touched), True)
+        if self.path_moved:
+            return SEQUENTIAL
+        # (a kept visit whose reports were made again is not counted kept: as _KeepingReplay counts)
+        remade = len({key[0] for key, found in again if found and key[0].__class__ is int})
+        made += again
+        made.sort(key=_first)
+        findings = [f for _, found in made for f in found]
+        reach.replay_visits_kept += idx.n_visits - hot_visits - remade
+        reach.stats.functions_walked += idx.n_visits
+        result = [f for f in self.previous if (f.path, f.line) not in touched] + findings + \
+            _fold_alternatives(findings, self.redo)
+        return result, log.replayed_as(self.new_events, dict(log.early), self.fresh)
+
+    def _heat(self) -> None:
+        """``hot_from``: a node reached by a change a hot node's call made is hot from that change on (in the
+        walk's order: the first such change)."""
+        calls, hot_from, worked_out = self.idx.calls, self.hot_from, self.worked_out
+        heap = [(p, self.log.events[p][1]) for w in worked_out for p in calls.get(w, ())]
+        heapify(heap)
+        while heap:
+            p, n = heappop(heap)
+            if n in worked_out or n in hot_from:
+                continue
+            hot_from[n] = p
+            for q in calls.get(n, ()):
+                if q > p:
+                    heappush(heap, (q, self.log.events[q][1]))
+
+    def _hot_visit(self, n, v: int) -> bool:
+        """The visit of ``n`` at ``v``, hot: its reports to make, and where ``n`` was worked out again, the
+        changes its calls made made again with their new actions; False where the log does not fit (or,
+        with ``path_moved``, where the walk's order matters)."""
+        got = self.steps_of.get(n) or self.steps(n)
+        if got is None or (got[1] is not None and n not in self.worked_out):
+            self.path_moved = True  # (not one of the stale nodes, yet not its logged steps: cannot happen)
+            return False
+        steps, back = got
+        conds_n, facts_n = self.state_at(n, v)
+        here = len(conds_n)
+        events = self.log.events
+        end = len(events)
+        for p in self.idx.changes[n]:  # its own state changing while it is visited: the walk's order matters
+            if p > v and all(events[q].__class__ is tuple for q in range(v + 1, p + 1)):
+                self.path_moved = True
+                return False
+        phase1 = v < self.idx.phase_ends[0]
+        first_d = bisect_left(self.log.dvisits, v)
+        c = 0  # its deferred calls so far
+        j = v + 1
+        for i, (step, what, act, conds) in enumerate(steps):
+            if conds and phase1:
+                if step != _CHILD:
+                    self.tasks.append(((self.taken_at(v, c) - 0.5, v, i), n, step, what, act, conds_n + conds,
+                                       facts_n, here))
+                    continue
+                if back is not None:  # the change its "D" took, made again
+                    k = first_d + c
+                    if k >= len(self.log.dvisits) or self.log.dvisits[k] != v:
+                        return False
+                    d = self.idx.dmarks[k] + 1
+                    if d < end and events[d].__class__ is tuple and \
+                            not self._again(n, d, what, act, conds_n + conds, facts_n, here, events[d]):
+                        return False
+                c += 1
+            elif step == _CHILD:
+                if back is not None:
+                    at = back[i]
+                    while j < end:
+                        change = events[j]
+                        if change.__class__ is not tuple or change[0] != at:
+                            break
+                        if not self._again(n, j, what, act, conds_n + conds if conds else conds_n, facts_n, here,
+                                           (i,) + change[1:]):
+                            return False
+                        j += 1
+            else:
+                self.tasks.append(((v, i, 0), n, step, what, act, conds_n + conds if conds else conds_n,
+                                   facts_n, here))
+        return back is None or j >= end or events[j].__class__ is not tuple
+
+    def _again(self, node, j: int, what, act, conds: tuple, known, here: int, change: tuple) -> bool:
+        """The change ``j`` a call of ``node`` (worked out again) made, made again (``_Replay.redone``)."""
+        conds = self.against_facts(node, conds, known, here)
+        if conds is None:
+            return False
+        at, child, _, path_conds, facts = change
+        first = self.idx.changes[child][0] == j
+        if self.reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
+            return False
+        self.new_events[j] = (at, child, (node, act), path_conds, facts)
+        self.fresh.append(j)
+        return True
+
+    def _kept_at(self, touched: set) -> list:
+        """The reports of the kept visits (and of their deferred steps) at the touched sites, to make again."""
+        files = {path for path, _ in touched}
+        reach, idx = self.reach, self.idx
+        tasks = []
+        p1 = idx.phase_ends[0]
+        for mod, nodes in idx.by_module.items():
+            path = self._file(mod)
+            if path not in files:
+                continue
+            for n in nodes:
+                steps = None
+                for v in idx.visits[n]:
+                    if self.hot(n, v):
+                        continue
+                    if steps is None:
+                        steps = reach._steps(n, self.predicates, self.variant)
+                    conds_n, facts_n = self.state_at(n, v)
+                    phase1 = v < p1
+                    c = 0
+                    for i, (step, what, act, conds) in enumerate(steps):
+                        if step == _CHILD:
+                            c += bool(conds and phase1)
+                            continue
+                        if (path, act.line) not in touched or (step == _HAZARD and
+                                                               not reach._hazard_reported(act, n)):
+                            continue
+                        key = (self.taken_at(v, c) - 0.5, v, i) if conds and phase1 else (v, i, 0)
+                        tasks.append((key, n, step, what, act, conds_n + conds if conds else conds_n, facts_n,
+                                      len(conds_n)))
+        return tasks
+
+    def _make(self, tasks: list, after_walk: bool) -> list:
+        """The reports of ``tasks`` in walk order: [(key, findings)].  Those made again at kept visits are
+        made after the walk (their paths as the links are then), as _KeepingReplay makes them."""
+        tasks.sort(key=_first)
+        out = []
+        for key, node, step, what, act, conds, known, here in tasks:
+            self.links.now = _END if after_walk else key[0]
+            conds = self.against_facts(node, conds, known, here)
+            if conds is not None:
+                out.append((key, self.emit(node, step, what, act, _dedup(conds))))
+        return out
+
+
+def _first(item):
+    return item[0]
