@@ -24,6 +24,7 @@ import os
 import pickle
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -70,6 +71,10 @@ class Manifest:
     files: dict = field(default_factory=dict)  # str(path) -> FileRecord (discovered + loaded from outside)
     scanned: frozenset = frozenset()  # str(path) of every discovered file
     dirs: dict = field(default_factory=dict)  # str(dir) -> mtime_ns
+    # the file name of the incremental state made with this result ("" for none), beside it: each state has
+    # a name of its own, written before the result that names it and removed after the next result is in
+    # place, so a scan reading a result always finds its state (ResultCache.store)
+    state: str = ""
 
 
 class _ResultUnpickler(pickle.Unpickler):
@@ -151,6 +156,8 @@ class ResultCache:
             return None
         pending = _PENDING_RESULTS.pop(str(self.path), None)
         if pending is not None:  # (made earlier in this answer: a warm process's second scan of one entry)
+            if pending[0].state and _write_kept_state(str(self.path.parent / pending[0].state)) is not None:
+                pending[0].state = ""
             self._write_now(*pending)
         try:
             fh = open(self.path, "rb")
@@ -211,10 +218,10 @@ class ResultCache:
             changed = True
         self._known = known
         if edited:
-            self.incremental = self._plan(edited, touched)
+            self.incremental = self._plan(manifest, edited, touched)
             return None
         if touched:
-            plan = self._plan([], touched)
+            plan = self._plan(manifest, [], touched)
             if plan is None or plan[1].stale or plan[1].changed_items:
                 self.incremental = plan
                 return None
@@ -226,20 +233,19 @@ class ResultCache:
         self._changed = changed
         return _HIT
 
-    def _state_path(self) -> Path:
-        return self.path.with_suffix(".inc")
-
-    def _plan(self, edited: list, touched: list = ()):
+    def _plan(self, manifest: Manifest, edited: list, touched: list = ()):
         """(previous IncState, Plan) for these edits, or None (then a full scan)."""
         from .incremental import Plan, changed_items, stale_checks, stale_units
 
+        if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+            return None
+        path = self.path.parent / manifest.state
         try:
-            state = _read_state(self._state_path())
+            state = _read_state(path)
         except FileNotFoundError:
             return None
         except Exception as e:  # noqa: BLE001 - corrupt or planted: a full scan, and the entry is rebuilt
-            self.problems.append((str(self._state_path()), f"corrupt incremental state, rescanned "
-                                                           f"({type(e).__name__})"))
+            self.problems.append((str(path), f"corrupt incremental state, rescanned ({type(e).__name__})"))
             return None
         from .incremental import IncState
 
@@ -294,11 +300,6 @@ class ResultCache:
         outside the scanned paths.  ``state``: the scan's IncState (lint/incremental.py), kept beside it."""
         if self.path is None:
             return
-        _forget_state(self._state_path())
-        try:
-            os.unlink(self._state_path())  # never a state beside a result it does not belong to
-        except OSError:
-            pass
         manifest = Manifest(scanned=all_paths)
         for module, path, is_package in list(discovered) + list(loaded):
             rec = self._known.get(str(path))
@@ -317,18 +318,23 @@ class ResultCache:
             st = _stat(d)
             if st is not None:
                 manifest.dirs[d] = st[1]
+        if state is not None:  # its own name, before the result that names it (Manifest.state)
+            path = self.path.with_name(f"{self.path.stem}.{uuid.uuid4().hex[:16]}.inc")
+            if self._write_blob(path, state):
+                manifest.state = path.name
         self._write(manifest, result)
-        if state is not None:  # after the result: a state is never beside an older result
-            self._write_blob(self._state_path(), state)
 
-    def _write_blob(self, path: Path, obj) -> None:
+    def _write_blob(self, path: Path, obj) -> bool:
+        """Whether the state ``obj`` is (or, in a warm process, will be) at ``path``."""
         if _KEPT_STATES is not None:  # a warm process: written after the answer (write_kept_states)
             _keep(str(path), None, obj)
-            return
+            return True
         try:
             _pickle_to(path, obj)
         except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
             self.problems.append((str(path), f"cannot write incremental state: {e}"))
+            return False
+        return True
 
     def _write(self, manifest: Manifest, result) -> None:
         if _KEPT_STATES is not None:  # a warm process: written after the answer, before the state
@@ -343,6 +349,7 @@ class ResultCache:
     def _write_now(self, manifest: Manifest, result) -> None:
         try:
             _pickle_to(self.path, manifest, result)
+            _drop_other_states(self.path, manifest.state)
             prune_results(self.path)
         except OSError as e:
             self.problems.append((str(self.path), f"cannot write result cache entry: {e.strerror or e}"))
@@ -398,8 +405,8 @@ def prune_results(written: Path) -> None:
             results.append((st.st_mtime, p))
         elif name.startswith(".tmp-") and now - st.st_mtime > STALE_TEMP_S:
             _unlink(p)
-        elif name.endswith(".inc") and name[:-4] + ".pkl" not in names and now - st.st_mtime > STALE_TEMP_S:
-            _unlink(p)  # (a day old: never the state a running scan is about to write beside its result)
+        elif name.endswith(".inc") and _owner(name) + ".pkl" not in names and now - st.st_mtime > STALE_TEMP_S:
+            _unlink(p)  # (a day old: never the state a running scan is about to write before its result)
     results.sort(reverse=True)
     kept = 0
     for _, p in results:
@@ -407,7 +414,28 @@ def prune_results(written: Path) -> None:
             kept += p != written
             continue
         _unlink(p)
-        _unlink(p.with_suffix(".inc"))
+        for name in names:
+            if name.endswith(".inc") and _owner(name) == p.stem:
+                _unlink(d / name)
+
+
+def _owner(state_name: str) -> str:
+    """The key of the result a state file belongs to (``<key>.<its own name>.inc``)."""
+    return state_name.split(".", 1)[0]
+
+
+def _drop_other_states(written: Path, state: str) -> None:
+    """The states of the result just written at ``written`` but the one it names (Manifest.state): a scan
+    that read the previous result a moment ago may find its state gone, and scans in full; one reading the
+    result before it was replaced found its state."""
+    try:
+        names = os.listdir(written.parent)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(".inc") and name != state and _owner(name) == written.stem:
+            _forget_state(str(written.parent / name))
+            _unlink(written.parent / name)
 
 
 def _unlink(p: Path) -> None:
@@ -442,9 +470,9 @@ KEPT_STATES_MAX = 2  # a state of a site-packages holds ~1.5 GB: a scan and a pr
 
 
 def _keep(key: str, signature, state) -> None:
-    old = _KEPT_STATES.pop(key, None)
-    if old is not None:
-        retire(old)
+    owner = Path(key).parent / _owner(Path(key).name)
+    for other in [k for k in _KEPT_STATES if Path(k).parent / _owner(Path(k).name) == owner]:
+        retire(_KEPT_STATES.pop(other))  # (one state per result: the others are the results' before it)
     _KEPT_STATES[key] = (signature, state)
     for old in list(_KEPT_STATES)[:-KEPT_STATES_MAX]:
         if _KEPT_STATES[old][0] is not None:  # (one not written yet stays until it is)
@@ -458,7 +486,9 @@ def _signature(st) -> tuple:
 def _read_state(path: Path):
     """The incremental state at ``path``: unpickled, or the one this process kept of it (the file unchanged)."""
     kept = _KEPT_STATES.get(str(path)) if _KEPT_STATES is not None else None
-    if kept is not None and kept[0] is not None:
+    if kept is not None and kept[0] is None:
+        return kept[1]  # made by this process, not written yet
+    if kept is not None:
         try:
             if _signature(os.stat(path)) == kept[0]:
                 return kept[1]
@@ -494,34 +524,48 @@ def retire(obj) -> None:
 _PENDING_RESULTS: dict = {}  # str(path) -> (Manifest, result)
 
 
+def _write_kept_state(key: str) -> Optional[str]:
+    """Write the state this process keeps for the file ``key`` if it is not written yet: None where it is there
+    now, else why not."""
+    kept = (_KEPT_STATES or {}).get(key)
+    if kept is None:
+        return None if os.path.exists(key) else "not found"
+    if kept[0] is not None:
+        return None
+    try:
+        _pickle_to(Path(key), kept[1])
+        _KEPT_STATES[key] = (_signature(os.stat(key)), kept[1])
+    except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
+        del _KEPT_STATES[key]
+        return f"cannot write incremental state: {e}"
+    return None
+
+
 def write_kept_states() -> list:
-    """Free what was retired and write the results and states made since the last call (a warm process, after
-    answering); [(path, problem)].  A state whose result could not be written is not written either: never a
-    state beside an older result."""
+    """Free what was retired and write the states and results made since the last call (a warm process, after
+    answering); [(path, problem)].  Each state before the result that names it (Manifest.state); a result
+    whose state could not be written names none."""
     _RETIRED.clear()
     problems = []
-    failed = set()
-    for key, (manifest, result) in list(_PENDING_RESULTS.items()):
-        del _PENDING_RESULTS[key]
-        try:
-            _pickle_to(Path(key), manifest, result)
-            prune_results(Path(key))
-        except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
-            failed.add(key)
-            problems.append((key, f"cannot write result cache entry: {e}"))
+    written = []
     for key, (signature, state) in list((_KEPT_STATES or {}).items()):
         if signature is not None:
             continue
-        path = Path(key)
-        if str(path.with_suffix(".pkl")) in failed:
-            del _KEPT_STATES[key]
-            continue
+        problem = _write_kept_state(key)
+        if problem is None:
+            written.append(state)
+        else:
+            problems.append((key, problem))
+    for key, (manifest, result) in list(_PENDING_RESULTS.items()):
+        del _PENDING_RESULTS[key]
+        if manifest.state and _write_kept_state(str(Path(key).parent / manifest.state)) is not None:
+            manifest.state = ""
         try:
-            _pickle_to(path, state)
-            _KEPT_STATES[key] = (_signature(os.stat(path)), state)
-        except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
-            del _KEPT_STATES[key]
-            problems.append((key, f"cannot write incremental state: {e}"))
-            continue
+            _pickle_to(Path(key), manifest, result)
+            _drop_other_states(Path(key), manifest.state)
+            prune_results(Path(key))
+        except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
+            problems.append((key, f"cannot write result cache entry: {e}"))
+    for state in written:
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
     return problems

@@ -260,8 +260,46 @@ def test_the_results_directory_keeps_the_newest_entries_and_this_scans(project, 
     assert first.stats["result_cache"] == "miss"
     left = sorted(p.name for p in results.iterdir())
     mine = [n for n in left if n.endswith(".pkl") and not n.startswith("old")]
-    assert len(mine) == 1 and (results / mine[0]).with_suffix(".inc").is_file()
+    assert len(mine) == 1 and len([n for n in left if n.startswith(mine[0][:-4] + ".") and n.endswith(".inc")]) == 1
     kept = old[:MAX_RESULT_ENTRIES - 1]
     assert sorted(n for n in left if n.startswith("old")) == sorted(k + s for k in kept for s in (".inc", ".pkl"))
     assert not orphan.exists() and not temp.exists() and fresh_temp.exists()
     assert _scan(project, cache).stats["result_cache"] == "hit"
+
+
+def test_a_scan_before_a_warm_process_wrote_its_result_finds_the_state_of_the_result_it_reads(project, tmp_path,
+                                                                                             monkeypatch):
+    """A warm process (the daemon) writes its result and state after answering.  Each state has a name of its
+    own, named by its result (Manifest.state), and the previous one is removed only once the new result is in
+    place: a scan in another process meanwhile reads the previous result and finds its state -- an
+    incremental scan, not a full one (the previous state used to be removed when the new result was made).
+    Once written, one state is left: the new result's."""
+    import json
+    import sys
+
+    from compile_lint import resultcache
+
+    cache = tmp_path / "cache"
+    _scan(project, cache)
+    helpers = project / "pkg" / "helpers.py"
+    original = helpers.read_text()
+    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    helpers.write_text(original.replace("    return x\n", "    return x + 1\n"))
+    _bump_mtime(helpers)
+    assert _scan(project, cache).stats["result_cache"] == "incremental"  # answered; nothing written yet
+    helpers.write_text(original.replace("    return x\n", "    return x + 2\n"))
+    _bump_mtime(helpers)
+    other = subprocess.run(
+        [sys.executable, "-c", "import json, sys; from pathlib import Path; sys.path[:0] = sys.argv[1:2]; "
+                               "from test_resultcache import _scan; "
+                               "print(json.dumps(_scan(Path(sys.argv[2]), Path(sys.argv[3])).stats))",
+         str(Path(__file__).parent), str(project), str(cache)], capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0, other.stderr
+    assert json.loads(other.stdout.splitlines()[-1])["result_cache"] == "incremental"
+    assert resultcache.write_kept_states() == []
+    states = sorted(p.name for p in (cache / "results").glob("*.inc"))
+    monkeypatch.setattr(resultcache, "_KEPT_STATES", None)
+    assert len(states) == 1
+    helpers.write_text(original)
+    _bump_mtime(helpers)
+    assert _scan(project, cache).stats["result_cache"] == "incremental"
