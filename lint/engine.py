@@ -454,8 +454,9 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
         """(the region's findings, each hazard once with its best path unless every path is kept; for a public
         API, the hazard shown first and whether it is an error; how many functions the walk visited)."""
         before = reach.stats.functions_walked
-        # (a public API's findings are read in walk order: first_hazard; the hook's kept paths, every one)
-        hazards = reach.walk(r, merged=r.kind != "public-api" and not options.keep_paths_by_hazard)
+        # (a public API's findings are read in walk order, first_hazard; the others by hazard site: merged, or
+        # the pre-commit hook's with every path)
+        hazards = reach.walk(r, by_site=r.kind != "public-api")
         if r.kind != "public-api":
             f = None  # the hazard shown first is library mode's (library.verdicts: the public APIs' rows only)
         elif len(breaks(hazards)) > 1:

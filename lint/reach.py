@@ -126,7 +126,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         self.replay_logs: Optional[list] = None
         self.child_steps_moved = None
         self.replayed = 0
-        # the region's findings from its previous walk, merged per hazard (engine.walk_one), where a replay may
+        # the region's findings from its previous walk (engine.walk_one's), where a replay may
         # keep those of the hazards the edit did not touch; a node's steps when the log was made; the replays
         # that kept findings so, the visits whose reports they took so, and those that reported every hazard
         # again after all (a path above a report moved: reach_replay._KeepingReplay)
@@ -175,21 +175,23 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         return res
 
     def walk(self, region: Region, visited: Optional[set] = None, default_call: bool = False,
-             merged: bool = False) -> list:
+             by_site: bool = False) -> list:
         """The findings of one region.  ``visited``, when given, receives the id of every function the walk
         enters (the real-code suite compares it with what Dynamo traced: tests/realcode/).  ``default_call``:
         the entry called with its required arguments only, its optional parameters at their defaults
-        (library mode asks which hazard such a call meets first).  ``merged``: the caller keeps only one
-        finding per hazard (the most certain, the first of equals), not every path nor their order.
+        (library mode asks which hazard such a call meets first).  ``by_site``: the caller reads the findings
+        by hazard site (file, line), in walk order within each -- one per hazard (the most certain, the first
+        of equals), or each with every path (the pre-commit hook) -- and not their order across sites (library
+        mode's public APIs read their first hazard).
 
         With ``walk_logs`` set (an incremental scan), each walk appends its WalkLog there, and a walk whose
         previous log is in ``replay_logs`` is replayed from it where the traversal cannot have changed
-        (lint/reach_replay.py); ``merged``, the replay reports again only the hazards the edit may touch."""
+        (lint/reach_replay.py); ``by_site``, the replay reports again only the hazards the edit may touch."""
         log = None
         if self.walk_logs is not None and visited is None:
             if self.replay_logs:
                 old = self.replay_logs.pop(0)
-                got = self.replay(region, old, default_call, merged) if old.default_call == default_call else None
+                got = self.replay(region, old, default_call, by_site) if old.default_call == default_call else None
                 if got is not None:
                     findings, new_log = got
                     self.walk_logs.append(new_log)

@@ -21,8 +21,8 @@ Anything the replay cannot follow -- other entries, a node whose calls changed, 
 module hooks, a log that does not fit -- returns None, and the region is walked again (lint/incremental.py
 decides which regions may be replayed, from what tracking.py recorded they read).
 
-Where the caller keeps one finding per hazard, the replay reports again only the hazard sites the edit may
-have touched and takes the others' findings from the region's previous ones (_KeepingReplay): most of a
+Where the caller reads the findings by hazard site (one per hazard, or every path of each in walk order: not
+library mode's public APIs), the replay reports again only the hazard sites the edit may have touched and takes the others' findings from the region's previous ones (_KeepingReplay): most of a
 replay's reports (337,414 of the bench leaf edit's 339,379) are then not made at all, and most visits only
 apply their logged changes (916,604 of its 916,973: the visits of nodes neither worked out again nor below
 one's call).
@@ -80,14 +80,14 @@ class ReplayMixin:
     its calls (worked out again, the same calls but for where they are: the replay takes their new actions
     and works out the facts on ``self`` they give again), or False (its calls changed: no replay)."""
 
-    def replay(self, region, log: WalkLog, default_call: bool = False, merged: bool = False) -> Optional[tuple]:
-        """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be.  ``merged``:
-        the caller keeps one finding per hazard (Reach.walk): given the previous walk's (``replay_findings``),
-        the hazards the edit cannot have touched are taken from them (_KeepingReplay)."""
+    def replay(self, region, log: WalkLog, default_call: bool = False, by_site: bool = False) -> Optional[tuple]:
+        """(findings, the new log) of ``region`` replayed from ``log``, or None where it cannot be.  ``by_site``:
+        the caller reads the findings by hazard site (Reach.walk): given the previous walk's
+        (``replay_findings``), the sites the edit cannot have touched keep theirs (_KeepingReplay)."""
         from .dynamo import model
         from .findings import RegionRef
 
-        previous, self.replay_findings = self.replay_findings if merged else None, None
+        previous, self.replay_findings = self.replay_findings if by_site else None, None
         if self.child_steps_moved is None:
             return None
         predicates = dict(model.REGION_PREDICATES)
@@ -355,9 +355,10 @@ class _Replay:
 
 
 class _KeepingReplay(_Replay):
-    """A replay whose caller keeps one finding per hazard (engine.walk_one merges each region's findings so):
-    only the hazards the edit may have touched are reported again; the others are the previous walk's
-    findings (``previous``: that region's merged findings).
+    """A replay whose caller reads the findings by hazard site (engine.walk_one: merged, one per hazard, or
+    every path of each for the pre-commit hook): only the hazards the edit may have touched are reported
+    again; the others are the previous walk's findings (``previous``: that region's, as the caller kept them).
+    Each site's findings are in walk order, as walking again gives them; the sites' order is not.
 
     A node is *hot* when it was worked out again (its steps changed) or when a call of a hot node reached it
     (the frame of that call may have moved): its visits are taken as ``_Replay`` takes them, and its reports

@@ -412,9 +412,9 @@ def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
     """The hook's scan keeps every path to each hazard: after an edit, the same paths as without cache."""
     root, cache = corpus
 
-    def paths(result) -> dict:
-        return {k: sorted((f.region.qualname, tuple((fr.path, fr.line) for fr in f.trace), f.conditions)
-                          for f in v) for k, v in result.paths_by_hazard.items()}
+    def paths(result) -> dict:  # (each hazard's paths in the order the hook reads them: postscan.touching)
+        return {k: [(f.region.qualname, tuple((fr.path, fr.line, fr.end) for fr in f.trace), f.conditions)
+                    for f in v] for k, v in result.paths_by_hazard.items()}
 
     first = _scan(root, cache, keep_paths_by_hazard=True)
     assert first.stats["result_cache"] == "miss" and first.paths_by_hazard
@@ -426,6 +426,33 @@ def test_the_pre_commit_hook_keeps_every_path_after_an_edit(corpus):
     want = _scan(root, None, keep_paths_by_hazard=True)
     assert got.stats["result_cache"] == "incremental"
     assert _findings(got) == _findings(want) and paths(got) == paths(want)
+
+
+@pytest.mark.parametrize("fixture", ["multi_file", "nn_tree"])
+def test_the_pre_commit_hooks_replays_keep_each_hazards_paths_in_walk_order(tmp_path, fixture):
+    """The hook keeps every path to each hazard and reads them in order (the first that touches the staged
+    files is shown): a replay keeps the paths of the hazard sites the edit did not touch and makes the others'
+    again (reach_replay._KeepingReplay), each site's in walk order -- every hazard's paths, in order and
+    whole, are a scan without cache's."""
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache = tmp_path / "cache"
+
+    def paths(result) -> dict:
+        return {k: [(f.region.qualname, tuple((fr.path, fr.line, fr.qualname, fr.end) for fr in f.trace),
+                     f.conditions) for f in v] for k, v in result.paths_by_hazard.items()}
+
+    _scan(root, cache, keep_paths_by_hazard=True)
+    keeping = 0
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:4]:
+            for step in (text, original):
+                _write(path, step)
+                got = _scan(root, cache, keep_paths_by_hazard=True)
+                assert paths(got) == paths(_scan(root, None, keep_paths_by_hazard=True))
+                keeping += got.stats["incremental"]["replays_keeping"]
+    assert keeping > 0
 
 
 def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
