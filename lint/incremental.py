@@ -313,7 +313,7 @@ class Incremental:
         self._redone: Optional[set] = None  # the units a replay uses again itself (steps, reports, entries)
         # the previous scan's units of nodes' steps, and those a replay checks itself: _reports_unchanged
         self._steps_units: Optional[set] = None
-        self._steps_units_only: Optional[set] = None
+        self._not_kept_memo: dict = {}  # _not_kept
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
         self._stale_steps: Optional[dict] = None  # variant -> its nodes whose steps are stale: _stale_nodes
@@ -441,21 +441,27 @@ class Incremental:
             # pile up, one more set each replay) -- but the hooks a replay keeping findings took as they were,
             # and the steps a replay from the log's index did not look up (reach_replay_indexed: the kept ones)
             self._replay_reads[uid] = self.old.reads.get(old_uid, ())
-            taken = self.old.hook_units if reach.replays_keeping != keeping_before else frozenset()
-            steps = self._steps_only() if reach.replays_indexed != indexed_before else frozenset()
-            kept = tuple(u for u in self.old.uses.get(old_uid, ())
-                         if u not in self.plan.stale and (u not in self._redone or u in taken or u in steps))
-            self.t.uses[uid] = tuple(set(self.t.uses[uid]).union(kept))
+            kept = set(self.old.uses.get(old_uid, ())).difference(
+                self._not_kept(reach.replays_keeping != keeping_before, reach.replays_indexed != indexed_before))
+            self.t.uses[uid] = tuple(kept.union(self.t.uses[uid]))
             self.kept.update(kept)
         self.walks.append((key, region, uid, result, reach.walk_logs))
         self.walked += 1
         return result
 
-    def _steps_only(self) -> set:
-        """The previous scan's units of nodes' steps."""
-        if self._steps_units_only is None:
-            self._steps_units_only = {e[0] for e in self.old.steps.values()}
-        return self._steps_units_only
+    def _not_kept(self, keeping: bool, indexed: bool) -> set:
+        """The previous scan's units a replayed walk does not keep using: the stale ones, and those it used
+        again itself (Incremental.walk) -- but the hooks, where it kept findings, and the steps, where it went
+        from the log's index.  (One set per kind of replay and scan: a replay's uses are some 10,000 units.)"""
+        got = self._not_kept_memo.get((keeping, indexed))
+        if got is None:
+            redone = self._redone
+            if keeping:
+                redone = redone - self.old.hook_units
+            if indexed:
+                redone = redone - {e[0] for e in self.old.steps.values()}
+            got = self._not_kept_memo[(keeping, indexed)] = self.plan.stale | redone
+        return got
 
     def _replayable(self, uid: int) -> bool:
         """Whether a stale region walk may be replayed from its log: it read no changed item itself, and the
