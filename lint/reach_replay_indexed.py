@@ -34,46 +34,46 @@ _END = float("inf")  # the time of the reports made again at kept visits: after 
 
 class LogIndex:
     """Where things are in a walk log's events: each node's visits and changes (at most two: reached, reached
-    again certainly), the changes each node's calls made, the ``"D"`` and ``"P"`` marks, the visited nodes by
-    module."""
+    again certainly), the ``"D"`` and ``"P"`` marks, the visited nodes by module (once asked).  (Built for
+    each replayed log of a scan in its own process -- 2.3 million events on the bench's leaf edit -- so it
+    holds only what a replay needs: the changes a node's calls made are found from its visits.)"""
 
-    __slots__ = ("visits", "changes", "calls", "dmarks", "phase_ends", "by_module", "n_visits")
+    __slots__ = ("visits", "changes", "dmarks", "phase_ends", "n_visits", "_by_module")
 
     def __init__(self, events: list):
         visits: dict = {}
         changes: dict = {}
-        calls: dict = {}
-        dmarks: list = []
-        phase_ends: list = []
+        marks: list = []
+        visits_get, changes_get = visits.get, changes.get
         for p, e in enumerate(events):
             cls = e.__class__
             if cls is tuple:
-                got = changes.get(e[1])
+                got = changes_get(e[1])
                 if got is None:
                     changes[e[1]] = [p]
                 else:
                     got.append(p)
-                link = e[2]
-                if link is not None:
-                    got = calls.get(link[0])
-                    if got is None:
-                        calls[link[0]] = [p]
-                    else:
-                        got.append(p)
             elif cls is str:
-                (dmarks if e == "D" else phase_ends).append(p)
+                marks.append(p)
             else:
-                got = visits.get(e)
+                got = visits_get(e)
                 if got is None:
                     visits[e] = [p]
                 else:
                     got.append(p)
-        self.visits, self.changes, self.calls, self.dmarks = visits, changes, calls, dmarks
-        self.phase_ends = phase_ends
-        self.n_visits = len(events) - len(dmarks) - len(phase_ends) - sum(map(len, changes.values()))
-        self.by_module: dict = {}
-        for node in visits:
-            self.by_module.setdefault(node.fid.partition(":")[0], []).append(node)
+        self.visits, self.changes = visits, changes
+        self.dmarks = [p for p in marks if events[p] == "D"]
+        self.phase_ends = [p for p in marks if events[p] != "D"]
+        self.n_visits = len(events) - len(marks) - sum(map(len, changes.values()))
+        self._by_module = None
+
+    def by_module(self) -> dict:
+        """The visited nodes by module (once asked)."""
+        if self._by_module is None:
+            self._by_module = {}
+            for node in self.visits:
+                self._by_module.setdefault(node.fid.partition(":")[0], []).append(node)
+        return self._by_module
 
 
 class _Links:
@@ -186,20 +186,41 @@ class IndexedReplay(_Replay):
             _fold_alternatives(findings, self.redo)
         return result, log.replayed_as(self.new_events, dict(log.early), self.fresh)
 
+    def _calls_of(self, n) -> list:
+        """The indices of the changes ``n``'s calls made: those right after each of its visits, and the one
+        (if any) right after each ``"D"`` that takes one of its deferred calls."""
+        events, idx = self.log.events, self.idx
+        end = len(events)
+        out = []
+        for v in idx.visits.get(n, ()):
+            j = v + 1
+            while j < end and events[j].__class__ is tuple:
+                out.append(j)
+                j += 1
+        dvisits = self.log.dvisits
+        v = idx.visits[n][0] if n in idx.visits else end
+        k = bisect_left(dvisits, v)
+        while k < len(dvisits) and dvisits[k] == v:
+            d = idx.dmarks[k] + 1
+            if d < end and events[d].__class__ is tuple:
+                out.append(d)
+            k += 1
+        return out
+
     def _heat(self) -> None:
         """``hot_from``: a node reached by a change a hot node's call made is hot from that change on (in the
         walk's order: the first such change)."""
-        calls, hot_from, worked_out = self.idx.calls, self.hot_from, self.worked_out
-        heap = [(p, self.log.events[p][1]) for w in worked_out for p in calls.get(w, ())]
+        hot_from, worked_out, events = self.hot_from, self.worked_out, self.log.events
+        heap = [(p, events[p][1]) for w in worked_out for p in self._calls_of(w)]
         heapify(heap)
         while heap:
             p, n = heappop(heap)
             if n in worked_out or n in hot_from:
                 continue
             hot_from[n] = p
-            for q in calls.get(n, ()):
+            for q in self._calls_of(n):
                 if q > p:
-                    heappush(heap, (q, self.log.events[q][1]))
+                    heappush(heap, (q, events[q][1]))
 
     def _hot_visit(self, n, v: int) -> bool:
         """The visit of ``n`` at ``v``, hot: its reports to make, and where ``n`` was worked out again, the
@@ -272,7 +293,7 @@ class IndexedReplay(_Replay):
         reach, idx = self.reach, self.idx
         tasks = []
         p1 = idx.phase_ends[0]
-        for mod, nodes in idx.by_module.items():
+        for mod, nodes in idx.by_module().items():
             path = self._file(mod)
             if path not in files:
                 continue
