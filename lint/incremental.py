@@ -314,10 +314,13 @@ class Incremental:
         # the previous scan's units of nodes' steps, and those a replay checks itself: _reports_unchanged
         self._steps_units: Optional[set] = None
         self._not_kept_memo: dict = {}  # _not_kept
+        self._steps_units_old: Optional[set] = None  # _old_steps_units
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
         self._stale_steps: Optional[dict] = None  # variant -> its nodes whose steps are stale: _stale_nodes
-        self.steps_reused = 0  # nodes whose steps a region walked again took from the previous scan
+        # the units of the nodes' steps that the regions walked again took from the previous scan (looked up,
+        # or kept by a replay from the log's index without looking them up)
+        self._steps_reused: set = set()
         self._reach = None
         self._program = None
         self.tops: dict = {}  # top unit (reused: the previous scan's) -> its place in this scan
@@ -355,8 +358,13 @@ class Incremental:
         if old is None or old[0] in self.plan.stale:
             return None
         self.kept.add(old[0])
-        self.steps_reused += 1
+        self._steps_reused.add(old[0])
         return old
+
+    @property
+    def steps_reused(self) -> int:
+        """Nodes whose steps the regions walked again took from the previous scan."""
+        return len(self._steps_reused)
 
     @property
     def steps_walked(self) -> int:
@@ -441,13 +449,22 @@ class Incremental:
             # pile up, one more set each replay) -- but the hooks a replay keeping findings took as they were,
             # and the steps a replay from the log's index did not look up (reach_replay_indexed: the kept ones)
             self._replay_reads[uid] = self.old.reads.get(old_uid, ())
+            indexed = reach.replays_indexed != indexed_before
             kept = set(self.old.uses.get(old_uid, ())).difference(
-                self._not_kept(reach.replays_keeping != keeping_before, reach.replays_indexed != indexed_before))
+                self._not_kept(reach.replays_keeping != keeping_before, indexed))
+            if indexed:
+                self._steps_reused.update(kept.intersection(self._old_steps_units()))
             self.t.uses[uid] = tuple(kept.union(self.t.uses[uid]))
             self.kept.update(kept)
         self.walks.append((key, region, uid, result, reach.walk_logs))
         self.walked += 1
         return result
+
+    def _old_steps_units(self) -> set:
+        """The previous scan's units of nodes' steps."""
+        if self._steps_units_old is None:
+            self._steps_units_old = {e[0] for e in self.old.steps.values()}
+        return self._steps_units_old
 
     def _not_kept(self, keeping: bool, indexed: bool) -> set:
         """The previous scan's units a replayed walk does not keep using: the stale ones, and those it used
@@ -459,7 +476,7 @@ class Incremental:
             if keeping:
                 redone = redone - self.old.hook_units
             if indexed:
-                redone = redone - {e[0] for e in self.old.steps.values()}
+                redone = redone - self._old_steps_units()
             got = self._not_kept_memo[(keeping, indexed)] = self.plan.stale | redone
         return got
 

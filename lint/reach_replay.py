@@ -129,6 +129,14 @@ SEQUENTIAL = object()
 _ANOTHER_PATH = object()  # _KeepingReplay.run: a path the edit may have changed met a parent link that changed
 
 
+def frame_moved(logged: tuple, change: tuple) -> bool:
+    """Whether a change made again by a call of a node worked out again moved the frame of that call on the
+    paths below it (ReportMixin._frame: its line and where it ends): else the paths below it, and what the
+    nodes reached so report, are what they were (the call itself is the same: incremental._calls_moved)."""
+    old, new = logged[2][1], change[2][1]
+    return old.line != new.line or old.end != new.end
+
+
 def module_file(reach, mod: str) -> str:
     """A module's file, as a finding's path names it, from where the module was found (kept for the scan):
     loading the summaries of every module a region's kept visits are in would cost more than the replay."""
@@ -360,9 +368,10 @@ class _KeepingReplay(_Replay):
     again; the others are the previous walk's findings (``previous``: that region's, as the caller kept them).
     Each site's findings are in walk order, as walking again gives them; the sites' order is not.
 
-    A node is *hot* when it was worked out again (its steps changed) or when a call of a hot node reached it
-    (the frame of that call may have moved): its visits are taken as ``_Replay`` takes them, and its reports
-    made there.  A visit of any other node only applies its logged changes and defers its conditional steps,
+    A node is *hot* when it was worked out again (its steps changed), or when a call of a hot node reached it
+    and that call's frame may have moved (every call of a node reached so; of a node worked out again, the
+    calls whose line or end moved: frame_moved): its visits are taken as ``_Replay`` takes them, and its
+    reports made there.  A visit of any other node only applies its logged changes and defers its conditional steps,
     and is kept in walk order (``later``) with the state it met.  A hazard site -- a (file, line): one
     finding's ``path`` and ``line``, the node's own file -- is touched when a hot report names it, or when a
     node worked out again had a hazard or report step on it before the edit.  The findings of an untouched
@@ -399,7 +408,12 @@ class _KeepingReplay(_Replay):
     def put(self, change: tuple) -> None:
         super().put(change)
         link = change[2]
-        if link is not None and link[0] in self.hot:
+        if link is not None and link[0] in self.hot and link[0] not in self.worked_out:
+            self.hot.add(change[1])
+
+    def remade(self, j: int, change: tuple) -> None:
+        super().remade(j, change)
+        if frame_moved(self.log.events[j], change):
             self.hot.add(change[1])
 
     def relinked(self, n) -> None:

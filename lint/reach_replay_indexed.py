@@ -27,7 +27,7 @@ from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 
 from .reach import _CHILD, _HAZARD, _dedup, _fold_alternatives
-from .reach_replay import SEQUENTIAL, _Replay, module_file
+from .reach_replay import SEQUENTIAL, _Replay, frame_moved, module_file
 
 _END = float("inf")  # the time of the reports made again at kept visits: after the walk, as _KeepingReplay's
 
@@ -155,17 +155,20 @@ class IndexedReplay(_Replay):
                 return None  # its calls changed: walk again
         if any(b in self.worked_out for b in log.early.values()):
             return SEQUENTIAL
-        self._heat()
         hot_visits = 0
-        for n in list(self.worked_out) + list(self.hot_from):
-            for v in idx.visits[n]:
-                if self.hot(n, v):
-                    hot_visits += 1
-                    fits = self._hot_visit(n, v)
-                    if self.path_moved:
-                        return SEQUENTIAL
-                    if not fits:
-                        return None
+        for batch in (self.worked_out, None):  # (the calls of the nodes worked out again, made again: heat)
+            if batch is None:
+                self._heat()
+                batch = self.hot_from
+            for n in list(batch):
+                for v in idx.visits[n]:
+                    if self.hot(n, v):
+                        hot_visits += 1
+                        fits = self._hot_visit(n, v)
+                        if self.path_moved:
+                            return SEQUENTIAL
+                        if not fits:
+                            return None
         made = self._make(self.tasks, False)
         touched = {(f.path, f.line) for _, found in made for f in found}
         for node in self.worked_out:
@@ -209,9 +212,11 @@ class IndexedReplay(_Replay):
 
     def _heat(self) -> None:
         """``hot_from``: a node reached by a change a hot node's call made is hot from that change on (in the
-        walk's order: the first such change)."""
+        walk's order: the first such change) -- of a node worked out again, a call whose frame moved
+        (``frame_moved``: its changes are made again by then)."""
         hot_from, worked_out, events = self.hot_from, self.worked_out, self.log.events
-        heap = [(p, events[p][1]) for w in worked_out for p in self._calls_of(w)]
+        heap = [(p, events[p][1]) for w in worked_out for p in self._calls_of(w)
+                if frame_moved(events[p], self.new_events[p])]
         heapify(heap)
         while heap:
             p, n = heappop(heap)
