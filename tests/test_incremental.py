@@ -196,6 +196,17 @@ def _write(path: Path, text: str) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
 
 
+def _each_same_line_edit(root: Path, limit: int):
+    """The first ``limit`` same-line edits of each file under ``root`` (_same_line_edits: a hazard put in front
+    of a one-line statement), each followed by its undo: written in turn, each yielded once written."""
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:limit]:
+            for step in (text, original):
+                _write(path, step)
+                yield path
+
+
 @pytest.mark.parametrize("fixture", sorted(p.name for p in (HERE / "fixtures").iterdir() if p.is_dir()))
 def test_same_line_edits_replay_the_walks_to_the_findings_of_a_scan_without_cache(tmp_path, fixture):
     """A hazard added to a function's body with no line moved, then removed (the undo): the regions that reach
@@ -205,12 +216,8 @@ def test_same_line_edits_replay_the_walks_to_the_findings_of_a_scan_without_cach
     cache = tmp_path / "cache"
     _scan(root, cache)
     replayed = 0
-    for path in sorted(root.rglob("*.py")):
-        original = path.read_text()
-        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:6]:
-            for step in (text, original):
-                _write(path, step)
-                replayed += _check(root, cache).stats["incremental"]["regions_replayed"]
+    for _ in _each_same_line_edit(root, 6):
+        replayed += _check(root, cache).stats["incremental"]["regions_replayed"]
     assert replayed > 0
 
 
@@ -234,20 +241,16 @@ def test_the_replay_from_the_log_index_gives_what_taking_every_event_gives(tmp_p
     _scan(root, cache)
     shutil.copytree(cache, other)
     indexed = 0
-    for path in sorted(root.rglob("*.py")):
-        original = path.read_text()
-        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:6]:
-            for step in (text, original):
-                _write(path, step)
-                monkeypatch.setattr(reach_replay, "INDEXED", False)
-                every = _scan(root, other)
-                monkeypatch.setattr(reach_replay, "INDEXED", True)
-                got = _scan(root, cache)
-                assert _paths(got) == _paths(every)
-                a, b = got.stats["incremental"], every.stats["incremental"]
-                assert b["replays_indexed"] == 0 and a["regions_replayed"] == b["regions_replayed"]
-                assert a["visits_kept"] == b["visits_kept"]
-                indexed += a["replays_indexed"]
+    for _ in _each_same_line_edit(root, 6):
+        monkeypatch.setattr(reach_replay, "INDEXED", False)
+        every = _scan(root, other)
+        monkeypatch.setattr(reach_replay, "INDEXED", True)
+        got = _scan(root, cache)
+        assert _paths(got) == _paths(every)
+        a, b = got.stats["incremental"], every.stats["incremental"]
+        assert b["replays_indexed"] == 0 and a["regions_replayed"] == b["regions_replayed"]
+        assert a["visits_kept"] == b["visits_kept"]
+        indexed += a["replays_indexed"]
     assert indexed > 0
 
 
@@ -444,14 +447,10 @@ def test_the_pre_commit_hooks_replays_keep_each_hazards_paths_in_walk_order(tmp_
 
     _scan(root, cache, keep_paths_by_hazard=True)
     keeping = 0
-    for path in sorted(root.rglob("*.py")):
-        original = path.read_text()
-        for _, text in _same_line_edits(path, "__import__('os').environ.get('INC_EDIT'); ")[:4]:
-            for step in (text, original):
-                _write(path, step)
-                got = _scan(root, cache, keep_paths_by_hazard=True)
-                assert paths(got) == paths(_scan(root, None, keep_paths_by_hazard=True))
-                keeping += got.stats["incremental"]["replays_keeping"]
+    for _ in _each_same_line_edit(root, 4):
+        got = _scan(root, cache, keep_paths_by_hazard=True)
+        assert paths(got) == paths(_scan(root, None, keep_paths_by_hazard=True))
+        keeping += got.stats["incremental"]["replays_keeping"]
     assert keeping > 0
 
 
