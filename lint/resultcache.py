@@ -337,7 +337,7 @@ class ResultCache:
         return True
 
     def _write(self, manifest: Manifest, result) -> None:
-        if _KEPT_STATES is not None:  # a warm process: written after the answer, before the state
+        if _KEPT_STATES is not None:  # a warm process: written after the answer, after its state
             import copy
 
             kept = copy.copy(result)  # as it is now: the command goes on to filter what it reports
@@ -349,8 +349,7 @@ class ResultCache:
     def _write_now(self, manifest: Manifest, result) -> None:
         try:
             _pickle_to(self.path, manifest, result)
-            _drop_other_states(self.path, manifest.state)
-            prune_results(self.path)
+            prune_results(self.path, manifest.state)
         except OSError as e:
             self.problems.append((str(self.path), f"cannot write result cache entry: {e.strerror or e}"))
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
@@ -380,14 +379,16 @@ MAX_RESULT_ENTRIES = 8  # per cache directory: a result and its incremental stat
 STALE_TEMP_S = 24 * 3600
 
 
-def prune_results(written: Path) -> None:
-    """Keep the newest MAX_RESULT_ENTRIES result entries (``.pkl``, with their ``.inc`` state) of the directory
-    ``written`` was just written to, ``written`` always: an entry is keyed by the analyzer's own files and the
-    scan's options, so every upgrade and every other set of options leaves one behind, and a site-packages'
-    state is some 270 MB (one session's analyzer versions left 1.8 GB in the bench's cache).  Also removes
-    states without a result and temporary files a killed writer left a day ago.  A removed entry is only a
-    miss for whoever scans with it next; a file another process has open stays readable (POSIX) or is skipped
-    (Windows)."""
+def prune_results(written: Path, state: str) -> None:
+    """After a result was written at ``written``: its other states than ``state``, the one it names
+    (Manifest.state) -- a scan that read the previous result a moment ago may find its state gone and scan in
+    full; one that read it before it was replaced found its state.  And keep the newest MAX_RESULT_ENTRIES
+    result entries (``.pkl``, with their ``.inc`` states) of the directory, ``written`` always: an entry is
+    keyed by the analyzer's own files and the scan's options, so every upgrade and every other set of options
+    leaves one behind, and a site-packages' state is some 270 MB (one session's analyzer versions left 1.8 GB
+    in the bench's cache).  Also removes states without a result and temporary files a killed writer left a
+    day ago.  A removed entry is only a miss for whoever scans with it next; a file another process has open
+    stays readable (POSIX) or is skipped (Windows)."""
     d = written.parent
     try:
         names = os.listdir(d)
@@ -397,6 +398,10 @@ def prune_results(written: Path) -> None:
     results = []
     for name in names:
         p = d / name
+        if name.endswith(".inc") and name != state and _owner(name) == written.stem:
+            _forget_state(str(p))
+            _unlink(p)
+            continue
         try:
             st = p.stat()
         except OSError:
@@ -422,20 +427,6 @@ def prune_results(written: Path) -> None:
 def _owner(state_name: str) -> str:
     """The key of the result a state file belongs to (``<key>.<its own name>.inc``)."""
     return state_name.split(".", 1)[0]
-
-
-def _drop_other_states(written: Path, state: str) -> None:
-    """The states of the result just written at ``written`` but the one it names (Manifest.state): a scan
-    that read the previous result a moment ago may find its state gone, and scans in full; one reading the
-    result before it was replaced found its state."""
-    try:
-        names = os.listdir(written.parent)
-    except OSError:
-        return
-    for name in names:
-        if name.endswith(".inc") and name != state and _owner(name) == written.stem:
-            _forget_state(str(written.parent / name))
-            _unlink(written.parent / name)
 
 
 def _unlink(p: Path) -> None:
@@ -562,8 +553,7 @@ def write_kept_states() -> list:
             manifest.state = ""
         try:
             _pickle_to(Path(key), manifest, result)
-            _drop_other_states(Path(key), manifest.state)
-            prune_results(Path(key))
+            prune_results(Path(key), manifest.state)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
     for state in written:
