@@ -487,7 +487,7 @@ class Incremental:
         What else its traversal used (the entries, a memo's value) is unchanged then."""
         if self._changed_ids is None:
             self._changed_ids = {self.old.items[it] for it in self.plan.changed_items if it in self.old.items}
-            self._redone = {e[0] for e in self.old.steps.values()} | self.old.redone_units
+            self._redone = self._old_steps_units() | self.old.redone_units
             self._replay_safe = self._redone | self.old.replay_checked
         if uid in self._unmoored_units or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
             return False
@@ -499,7 +499,7 @@ class Incremental:
         itself (the facts on ``self`` that an edited node's calls give): not what a report says, nor the hooks;
         a replay may then keep the findings of the hazards the edit did not touch (reach_replay._KeepingReplay)."""
         if self._steps_units is None:
-            self._steps_units = {e[0] for e in self.old.steps.values()} | self.old.replay_checked
+            self._steps_units = self._old_steps_units() | self.old.replay_checked
         stale = self.plan.stale
         return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
 

@@ -209,13 +209,16 @@ class _Replay:
         """The logged change that ``take`` of a call of a node whose steps were worked out again made, with
         the call's new action (where it is) and the facts on ``self`` worked out again; None where they
         differ from the logged ones (the traversal below may differ: walk again)."""
-        known = self.self_facts.get(node)
-        here = len(self.conds_of[node])
+        return self.change_again(node, act, conds, self.self_facts.get(node), len(self.conds_of[node]), change,
+                                 change[1] not in self.parent)
+
+    def change_again(self, node, act, conds: tuple, known, here: int, change: tuple, first: bool) -> Optional[tuple]:
+        """``redone`` for a node whose facts on ``self`` are ``known`` and whose path has ``here`` conditions;
+        ``first``: the change is the child's first (it takes the call's own guards on ``self``)."""
         conds = self.against_facts(node, conds, known, here)
         if conds is None:
             return None  # the take would have stopped here now
         at, child, _, path_conds, facts = change
-        first = child not in self.parent
         if self.reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
             return None
         return (at, child, (node, act), path_conds, facts)

@@ -96,7 +96,7 @@ class _Links:
         if len(ps) > 1:
             if n not in r.log.early:
                 if self.now < ps[1]:
-                    r.path_moved = True
+                    r.order_matters = True
                 c = ps[1]
         return r.new_events[c][2]
 
@@ -115,7 +115,7 @@ class IndexedReplay(_Replay):
         self.previous = previous
         self.links = _Links(self)
         self.ctx = (self.links, {}, region, region_ref)
-        self.path_moved = False
+        self.order_matters = False  # the walk's order matters here (the module docstring): SEQUENTIAL
         self.hot_from: dict = {}  # node -> the index of the change after which its visits are hot
         self.tasks: list = []  # the reports to make: (walk order key, node, step, what, action, conds, facts, n)
 
@@ -156,16 +156,15 @@ class IndexedReplay(_Replay):
         if any(b in self.worked_out for b in log.early.values()):
             return SEQUENTIAL
         hot_visits = 0
-        for batch in (self.worked_out, None):  # (the calls of the nodes worked out again, made again: heat)
-            if batch is None:
+        for nodes in (self.worked_out, self.hot_from):  # (_heat needs the former's calls made again)
+            if nodes is self.hot_from:
                 self._heat()
-                batch = self.hot_from
-            for n in list(batch):
+            for n in list(nodes):
                 for v in idx.visits[n]:
                     if self.hot(n, v):
                         hot_visits += 1
                         fits = self._hot_visit(n, v)
-                        if self.path_moved:
+                        if self.order_matters:
                             return SEQUENTIAL
                         if not fits:
                             return None
@@ -176,7 +175,7 @@ class IndexedReplay(_Replay):
             touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
                            if step != _CHILD)
         again = self._make(self._kept_at(touched), True)
-        if self.path_moved:
+        if self.order_matters:
             return SEQUENTIAL
         # (a kept visit whose reports were made again is not counted kept: as _KeepingReplay counts)
         remade = len({key[0] for key, found in again if found and key[0].__class__ is int})
@@ -229,12 +228,14 @@ class IndexedReplay(_Replay):
 
     def _hot_visit(self, n, v: int) -> bool:
         """The visit of ``n`` at ``v``, hot: its reports to make, and where ``n`` was worked out again, the
-        changes its calls made made again with their new actions; False where the log does not fit (or,
-        with ``path_moved``, where the walk's order matters)."""
-        got = self.steps_of.get(n) or self.steps(n)
-        if got is None or (got[1] is not None and n not in self.worked_out):
-            self.path_moved = True  # (not one of the stale nodes, yet not its logged steps: cannot happen)
-            return False
+        changes its calls made, made again with their new actions; False where the log does not fit (or,
+        with ``order_matters``, where the walk's order matters)."""
+        got = self.steps_of.get(n)  # (the nodes worked out again have theirs: run)
+        if got is None:
+            got = self.steps(n)
+            if got is None or got[1] is not None:
+                self.order_matters = True  # not a stale node, yet not its logged steps (cannot happen)
+                return False
         steps, back = got
         conds_n, facts_n = self.state_at(n, v)
         here = len(conds_n)
@@ -242,7 +243,7 @@ class IndexedReplay(_Replay):
         end = len(events)
         for p in self.idx.changes[n]:  # its own state changing while it is visited: the walk's order matters
             if p > v and all(events[q].__class__ is tuple for q in range(v + 1, p + 1)):
-                self.path_moved = True
+                self.order_matters = True
                 return False
         phase1 = v < self.idx.phase_ends[0]
         first_d = bisect_left(self.log.dvisits, v)
@@ -260,7 +261,7 @@ class IndexedReplay(_Replay):
                         return False
                     d = self.idx.dmarks[k] + 1
                     if d < end and events[d].__class__ is tuple and \
-                            not self._again(n, d, what, act, conds_n + conds, facts_n, here, events[d]):
+                            not self._again(n, d, act, conds_n + conds, facts_n, here, events[d]):
                         return False
                 c += 1
             elif step == _CHILD:
@@ -270,7 +271,7 @@ class IndexedReplay(_Replay):
                         change = events[j]
                         if change.__class__ is not tuple or change[0] != at:
                             break
-                        if not self._again(n, j, what, act, conds_n + conds if conds else conds_n, facts_n, here,
+                        if not self._again(n, j, act, conds_n + conds if conds else conds_n, facts_n, here,
                                            (i,) + change[1:]):
                             return False
                         j += 1
@@ -279,16 +280,12 @@ class IndexedReplay(_Replay):
                                    facts_n, here))
         return back is None or j >= end or events[j].__class__ is not tuple
 
-    def _again(self, node, j: int, what, act, conds: tuple, known, here: int, change: tuple) -> bool:
-        """The change ``j`` a call of ``node`` (worked out again) made, made again (``_Replay.redone``)."""
-        conds = self.against_facts(node, conds, known, here)
-        if conds is None:
+    def _again(self, node, j: int, act, conds: tuple, known, here: int, change: tuple) -> bool:
+        """The change ``j`` a call of ``node`` (worked out again) made, made again in the new log."""
+        got = self.change_again(node, act, conds, known, here, change, self.idx.changes[change[1]][0] == j)
+        if got is None:
             return False
-        at, child, _, path_conds, facts = change
-        first = self.idx.changes[child][0] == j
-        if self.reach._facts_for_callee(node, child, act, known, conds[here:] if first else ()) != facts:
-            return False
-        self.new_events[j] = (at, child, (node, act), path_conds, facts)
+        self.new_events[j] = got
         self.fresh.append(j)
         return True
 
