@@ -34,11 +34,7 @@ class Discovery:
 
 
 def module_name(path: Path, import_root: Path) -> Optional[str]:
-    try:
-        rel = path.relative_to(import_root)
-    except ValueError:
-        return None
-    parts = list(rel.parts)
+    parts = _parts_under(path, import_root)
     if not parts or not parts[-1].endswith(".py"):
         return None
     last = parts[-1][:-3]
@@ -49,6 +45,21 @@ def module_name(path: Path, import_root: Path) -> Optional[str]:
     if not parts or not all(p.isidentifier() for p in parts):
         return None
     return ".".join(parts)
+
+
+def _parts_under(p: Path, root: Path) -> Optional[list]:
+    """The parts of absolute ``p`` below absolute ``root`` ([] for root itself), None if it is not under it:
+    ``Path.relative_to``'s answer at a tenth of its cost (it runs for each of a site-packages' 13,000 files)."""
+    if os.sep != "/" or os.altsep:  # Windows: drive letters and case, as pathlib compares them
+        try:
+            return list(p.relative_to(root).parts)
+        except ValueError:
+            return None
+    ps, rs = str(p), str(root)
+    if ps == rs:
+        return []
+    prefix = rs if rs.endswith("/") else rs + "/"
+    return ps[len(prefix):].split("/") if ps.startswith(prefix) else None
 
 
 def import_root_for(target: Path, known_roots=()) -> Path:
@@ -101,13 +112,14 @@ def _skipped_dir(name: str) -> bool:
 
 def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]:
     seen_dirs: set = set()
-    stack = [root]
+    # each directory with the .gitignore rules that judge its entries (GitIgnore.rules_in)
+    stack = [(root, gitignore.ancestors if gitignore is not None else ())]
     try:
         bound = root.resolve()
     except (OSError, RuntimeError):
         bound = None
     while stack:
-        d = stack.pop()
+        d, outer = stack.pop()
         try:
             real = d.resolve()
         except (OSError, RuntimeError) as e:
@@ -122,8 +134,15 @@ def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]
         except OSError as e:
             problems.append((str(d), f"cannot list directory: {e.strerror or e}"))
             continue
+        rules = gitignore.rules_in(d, outer) if gitignore is not None else ()
         subdirs = []
         for e in entries:
+            try:
+                if not e.name.endswith(".py") and not e.is_dir():
+                    continue  # (neither scanned nor walked: no Path made for a package's data files)
+            except OSError as err:
+                problems.append((e.path, f"cannot stat: {err.strerror or err}"))
+                continue
             p = Path(e.path)
             if exclude(p):
                 continue
@@ -134,16 +153,16 @@ def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]
                         problems.append((str(p), why))
                         continue
                 if e.is_dir():
-                    if _skipped_dir(e.name) or (gitignore is not None and gitignore.ignored(p, True)):
+                    if _skipped_dir(e.name) or (rules and gitignore.judge(rules, p, True)):
                         continue
                     subdirs.append(p)
                 elif e.name.endswith(".py") and e.is_file():
-                    if gitignore is not None and gitignore.ignored(p, False):
+                    if rules and gitignore.judge(rules, p, False):
                         continue
                     yield p
             except OSError as err:
                 problems.append((str(p), f"cannot stat: {err.strerror or err}"))
-        stack.extend(reversed(subdirs))
+        stack.extend((sub, rules) for sub in reversed(subdirs))
 
 
 def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), respect_gitignore: bool = True) -> Discovery:
@@ -185,8 +204,4 @@ def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), res
 
 
 def _is_under(p: Path, root: Path) -> bool:
-    try:
-        p.relative_to(root)
-        return True
-    except ValueError:
-        return False
+    return _parts_under(p, root) is not None

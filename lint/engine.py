@@ -614,7 +614,7 @@ def _add_cache_notes(findings: list, program: Program) -> list:
     rule = ALL_RULES["CL301"]
     notes: dict = {}
     by_path: dict = {}  # module path -> [(name, summary)], in program.modules order; rebuilt when it grows
-    # (path, qualname) -> its _function_at: the findings' paths share most frames (the sglang checkout's
+    # (path, qualname) -> its _decorated_def_at: the findings' paths share most frames (the sglang checkout's
     # 3,091 findings: 34,113 frames of 1,558 functions); a function found stays the first found (modules are
     # only added, at the end), one not found is asked again once modules were loaded since
     found: dict = {}
@@ -627,7 +627,7 @@ def _add_cache_notes(findings: list, program: Program) -> list:
             if got is not None and (got[0] is not None or got[1] == len(program.modules)):
                 mod_fn = got[0]
             else:
-                mod_fn = _function_at(program, fr, by_path)
+                mod_fn = _decorated_def_at(program, fr, by_path)
                 found[key] = (mod_fn, len(program.modules))
             if mod_fn is None or "cached" not in mod_fn[1].flags:
                 continue
@@ -643,7 +643,11 @@ def _add_cache_notes(findings: list, program: Program) -> list:
     return sorted(findings + list(notes.values()), key=Finding.sort_key)
 
 
-def _function_at(program: Program, frame, by_path: Optional[dict] = None):
+def _decorated_def_at(program: Program, frame, by_path: Optional[dict] = None):
+    """(id, value) of the ``def`` a path's frame is in, if it is decorated (only a decorator makes it cached);
+    else None, answered without reading a ModuleStub's summary."""
+    from .incremental import has_decorated_def
+
     if by_path is None:
         by_path = {}
     if by_path.get(None) != len(program.modules):  # first use, or modules were loaded since
@@ -653,7 +657,7 @@ def _function_at(program: Program, frame, by_path: Optional[dict] = None):
                 by_path.setdefault(m.path, []).append((name, m))
         by_path[None] = len(program.modules)
     for name, m in by_path.get(frame.path, ()):
-        if frame.qualname in m.functions:
+        if has_decorated_def(m, frame.qualname):  # (one file under several names: the same defs, decorated alike)
             fid = f"{name}:{frame.qualname}"
             from .program import Scope
 

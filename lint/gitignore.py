@@ -84,21 +84,26 @@ class GitIgnore:
         """``p`` lies under the target; the .gitignore files of the directories between are read here."""
         if not self.enabled:
             return False
+        rules, d = tuple(self.ancestors), self.target
+        for part in p.relative_to(self.target).parts[:-1] if p != self.target else ():
+            rules = self.rules_in(d, rules)
+            d = d / part
+        return self.judge(self.rules_in(d, rules), p, is_dir)
+
+    def rules_in(self, d: Path, outer: tuple) -> tuple:
+        """The (base directory, spec) pairs that judge the entries of directory ``d``, outermost first: those
+        of its parent (``outer``) and its own .gitignore.  A walk carries them down, so that a file costs
+        nothing where no .gitignore applies."""
+        if not self.enabled:
+            return ()
+        spec = self.spec_of(d)
+        return tuple(outer) if spec is None else (*outer, (d, spec))
+
+    def judge(self, rules: tuple, p: Path, is_dir: bool) -> bool:
+        """Is ``p``, an entry of the directory ``rules`` belong to, ignored?  The deepest verdict wins."""
         verdict = None
-        for base, spec in self.ancestors:
+        for base, spec in rules:
             v = _verdict(spec, self._rel(p, base, is_dir))
             if v is not None:
                 verdict = v
-        d = self.target
-        for part in p.relative_to(self.target).parts[:-1] if p != self.target else ():
-            verdict = self._local(d, p, is_dir, verdict)
-            d = d / part
-        verdict = self._local(d, p, is_dir, verdict)
         return bool(verdict)
-
-    def _local(self, d: Path, p: Path, is_dir: bool, verdict):
-        spec = self.spec_of(d)
-        if spec is None:
-            return verdict
-        v = _verdict(spec, self._rel(p, d, is_dir))
-        return verdict if v is None else v

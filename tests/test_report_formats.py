@@ -179,6 +179,40 @@ def test_text_and_json_still_work(tmp_path):
     assert bad.exit_code == 2 and "xml" in bad.stderr
 
 
+def _finding_dict(f, rp) -> dict:
+    """The JSON schema's finding, field by field (schema "1")."""
+    return {
+        "rule": f.rule, "severity": f.severity, "path": rp(f.path), "line": f.line, "col": f.col,
+        "qualname": f.qualname, "message": f.message, "dynamo": f.dynamo, "callee": f.callee,
+        "region": {"path": rp(f.region.path), "line": f.region.line, "qualname": f.region.qualname,
+                   "fullgraph": f.region.fullgraph, "kind": f.region.kind},
+        "trace": [{"path": rp(x.path), "line": x.line, "qualname": x.qualname} for x in f.trace],
+        "regions_reaching": f.regions_reaching,
+        "other_regions": [{"path": rp(r.path), "line": r.line, "qualname": r.qualname, "fullgraph": r.fullgraph,
+                           "kind": r.kind} for r in f.other_regions],
+        "fix_point": f.fix_point, "certain": f.certain,
+        "conditions": [{"path": rp(c.path), "line": c.line, "text": c.text} for c in f.conditions],
+        "fingerprint": f.fingerprint(), "fixes": list(f.fixes),
+    }
+
+
+def test_each_finding_is_one_line_of_the_json_that_json_dumps_writes_for_it(corpus_result):
+    from compile_lint.engine import relpath
+    from compile_lint.report import to_json
+
+    text = to_json(corpus_result)
+    lines = text.split("\n")
+    start = lines.index(' "findings": [') + 1
+    written = [ln.rstrip(",")[2:] for ln in lines[start:start + len(corpus_result.findings)]]
+    expected = [json.dumps(_finding_dict(f, lambda p: relpath(p, corpus_result.roots)))
+                for f in corpus_result.findings]
+    assert written == expected
+    # what the shared pieces must cover: regions reaching one hazard, frames, conditions, fixes
+    assert any(f.other_regions for f in corpus_result.findings)
+    assert any(f.conditions for f in corpus_result.findings) and any(f.fixes for f in corpus_result.findings)
+    assert json.loads(text)["findings"] == [json.loads(x) for x in expected]
+
+
 # ------------------------------------------------------------------------------------------- the CI doc example
 def test_doc_ci_workflow_runs(tmp_path, validator):
     yaml = pytest.importorskip("yaml", reason="PyYAML (comes with pre-commit) reads the workflow example")
