@@ -254,6 +254,28 @@ def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
     assert names(index.files_with(b"Mixin", in_bases=True)) == ["a"]  # b names it in its body only
 
 
+def test_a_warm_process_keeps_a_search_path_packages_index_until_one_of_its_files_changes(tmp_path, monkeypatch):
+    from compile_lint.program import locator
+
+    monkeypatch.setattr(locator, "_PACKAGE_TABLES", None)
+    files = [(n, tmp_path / f"{n}.py", False) for n in ("a", "b")]
+    files[0][1].write_text("class A(Base):\n    pass\n")
+    files[1][1].write_text("class B(Other):\n    pass\n")
+    names = lambda index, needle: [m for m, _, _ in index.files_with(needle, in_bases=True)]  # noqa: E731
+    first = locator.package_index(files)
+    assert names(first, b"Base") == ["a"] and locator.package_index(files).tables is not first.tables  # (cold)
+    locator.keep_package_indexes()
+    warm = locator.package_index(files)
+    assert names(warm, b"Base") == ["a"]
+    again = locator.package_index(files)
+    assert again.tables is warm.tables  # what the previous scan built, not read again
+    again._texts = None  # (answers from the kept tables, or this would read the files)
+    assert names(again, b"Base") == ["a"] and names(again, b"Other") == ["b"]
+    files[1][1].write_text("class B(Base, Other):\n    pass\n")  # a new size: the package changed
+    changed = locator.package_index(files)
+    assert changed.tables is not warm.tables and names(changed, b"Base") == ["a", "b"]
+
+
 def test_argument_constants_reach_through_locals_and_closures(tmp_path):
     """Expressions are evaluated with only the bound parameters they read (Program._narrowed): reads through
     a local (`impl = kind`) and through a closure (`def go(): return kind`) must still see the constant."""

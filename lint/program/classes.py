@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Partial, Unknown
-from .locator import _MentionIndex, split_id
+from .locator import _MentionIndex, package_index, split_id
 from .scope import Scope, _fixed
 
 
@@ -73,7 +73,7 @@ class ClassMixin:
         unscanned = self._mention_index.get(top)
         if unscanned is None:
             paths = {str(p) for _, (p, _) in self.locator.scanned.items()}
-            unscanned = self._mention_index[top] = _MentionIndex(
+            unscanned = self._mention_index[top] = package_index(
                 [e for e in self.locator.package_files(top) if str(e[1]) not in paths])
         hits = scanned.files_with(needle, in_bases, called)
         in_top = [e[0] == top or e[0].startswith(top + ".") for e in hits]
