@@ -24,6 +24,15 @@ from . import __version__
 from .summary import SUMMARY_FORMAT, ModuleSummary
 
 
+def file_stat(path: str):
+    """(size, mtime_ns) of a file, None if it cannot be stat'ed: how the caches tell a file changed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 def _indexer_fingerprint() -> str:
     h = hashlib.blake2b(digest_size=6)
     for name in ("index.py", "summary.py"):

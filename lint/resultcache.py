@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .cache import CACHE_TAG, SummaryCache, _no_gc
+from .cache import CACHE_TAG, SummaryCache, _no_gc, file_stat
 from .index import decode_source, index_source
 
 RESULT_FORMAT = 3  # 2: ScanResult carries coverage and scanned_files; 3: the manifest and the result pickled apart
@@ -120,14 +120,6 @@ def options_key(parts: tuple) -> str:
     return h.hexdigest()
 
 
-def _stat(path: str):
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
 _HIT = object()
 
 
@@ -198,7 +190,7 @@ class ResultCache:
         if all_paths != manifest.scanned:
             return None
         for d, mtime in manifest.dirs.items():
-            st = _stat(d)
+            st = file_stat(d)
             if st is None or st[1] != mtime:
                 return None
         changed = False
@@ -206,7 +198,7 @@ class ResultCache:
         touched: list = []  # (path, record, None, None, new bytes): a new text, the same summary
         known = {}
         for path, rec in manifest.files.items():
-            st = _stat(path)
+            st = file_stat(path)
             if st == (rec.size, rec.mtime_ns):
                 known[path] = rec
                 continue
@@ -304,7 +296,7 @@ class ResultCache:
         for module, path, is_package in list(discovered) + list(loaded):
             rec = self._known.get(str(path))
             if rec is not None and rec.module == module and rec.is_package == is_package and \
-                    _stat(str(path)) == (rec.size, rec.mtime_ns):
+                    file_stat(str(path)) == (rec.size, rec.mtime_ns):
                 manifest.files[str(path)] = rec  # as load() found it: not read and hashed again
                 continue
             try:
@@ -315,7 +307,7 @@ class ResultCache:
             manifest.files[str(path)] = FileRecord(module, is_package, st.st_size, st.st_mtime_ns,
                                                    self.summaries.key(data, module, is_package))
         for d in sorted(set(map(str, dirs))):
-            st = _stat(d)
+            st = file_stat(d)
             if st is not None:
                 manifest.dirs[d] = st[1]
         if state is not None:  # its own name, before the result that names it (Manifest.state)

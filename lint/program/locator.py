@@ -17,6 +17,7 @@ from bisect import insort
 from pathlib import Path
 from typing import Optional
 
+from ..cache import file_stat
 from ..dynamo import model
 
 
@@ -204,19 +205,11 @@ def package_index(files: list) -> _MentionIndex:
     if _PACKAGE_TABLES is None:
         return _MentionIndex(files)
     key = tuple(str(p) for _, p, _ in files)
-    stats = tuple(_stat(p) for p in key)
+    stats = tuple(file_stat(p) for p in key)
     kept = _PACKAGE_TABLES.get(key)
     index = _MentionIndex(files, kept[1] if kept is not None and kept[0] == stats else None)
     _PACKAGE_TABLES[key] = (stats, index.tables)
     return index
-
-
-def _stat(path: str):
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
 
 
 def _base_words(data: bytes) -> set:
