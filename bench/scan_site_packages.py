@@ -119,8 +119,8 @@ def _only_py(dirpath, names):
 # ------------------------------------------------------------------------------------------------ runs
 def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path, daemon_env: Optional[dict] = None) -> dict:
     """One scan in a process of its own; with ``daemon_env``, answered by the `compile-lint daemon` that
-    environment reaches (``--daemon``: the wall time is the client's; ``state_written_s``, how long after the
-    answer the daemon had written the state)."""
+    environment reaches (``--daemon``: the wall time is the client's).  ``state_written_s``: how long after the
+    answer the result and state were written (by the daemon, or by the command's child: lint/cli.py)."""
     out = out_dir / f"{label}.json"
     cmd = [str(Path(sys.executable).parent / "compile-lint"), "scan", str(site), "--no-environment", "-q",
            "--format", "json", "-o", str(out), "--jobs", str(jobs)]
@@ -137,6 +137,8 @@ def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path, daemon_env
         t1 = time.monotonic()
         _daemon("status", daemon_env)
         written = time.monotonic() - t1
+    elif cache:
+        written = _written_behind(cache)
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = err_file.read_text(errors="replace")
     ok = proc.returncode in (0, 1) and "internal error" not in err and "Traceback" not in err
@@ -147,6 +149,16 @@ def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path, daemon_env
             "rc": proc.returncode, "ok": ok, "stderr": err.strip()[-2000:], "stats": st,
             "fingerprints": sorted(f.get("fingerprint", "") for f in doc.get("findings", ())),
             "skipped": doc.get("skipped_files", [])}
+
+
+def _written_behind(cache) -> float:
+    """How long after the command exited its child had written the result and state (lint/cli.py: a scan's
+    own process writes them behind it, holding the results directory locked)."""
+    from compile_lint.resultcache import no_writer
+
+    t1 = time.monotonic()
+    with no_writer(Path(cache) / "results"):
+        return time.monotonic() - t1
 
 
 def _daemon(op: str, env: dict) -> str:
@@ -379,11 +391,13 @@ def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
         with open(out, "w") as fh:
             proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, cwd=repo)
         wall = time.monotonic() - t0
+        written = _written_behind(cache) if use_cache else None
         try:
             doc = json.loads(out.read_text())
         except ValueError:
             doc = {}
-        return {"label": label, "wall_s": wall, "cpu_s": 0.0, "rss_mb": 0.0, "rc": proc.returncode,
+        return {"label": label, "wall_s": wall, "state_written_s": written, "cpu_s": 0.0, "rss_mb": 0.0,
+                "rc": proc.returncode,
                 "ok": proc.returncode in (0, 1) and "Traceback" not in proc.stderr, "stderr": proc.stderr[-2000:],
                 "stats": doc.get("stats", {}), "fingerprints": sorted(f.get("fingerprint", "")
                                                                       for f in doc.get("findings", ()))}
@@ -503,12 +517,16 @@ def main() -> int:
           f"; {base['failed']} file(s) libcst could not parse")
     print(f"parse floor (ast.parse, every .py file, {args.jobs} workers): {floor['wall_s']:.1f}s for "
           f"{floor['files']} files / {floor['bytes'] / 1e6:.0f} MB")
-    print(f"\n{'row':<16} {'wall s':>7} {'vs floor':>9} {'walked':>7} {'reused':>7} {'reindexed':>9} "
-          f"{'kept':>8} {'= cold':>7}  edit")  # kept: visits a replay took the reports of from the previous findings
+    # written: seconds after the answer until the result and state were written (by the command's child, or
+    # the daemon); kept: visits a replay took the reports of from the previous findings
+    print(f"\n{'row':<16} {'wall s':>7} {'vs floor':>9} {'written':>8} {'walked':>7} {'reused':>7} "
+          f"{'reindexed':>9} {'kept':>8} {'= cold':>7}  edit")
     for r in runs + inc_rows + pre_rows:
         st = r["stats"]
         inc = st.get("incremental", {})
+        written = r.get("state_written_s")
         print(f"{r['label'][:16]:<16} {r['wall_s']:7.1f} {r['wall_s'] / floor['wall_s']:8.2f}x "
+              f"{'-' if written is None else f'{written:.1f}':>8} "
               f"{inc.get('regions_walked', '-'):>7} {inc.get('regions_reused', '-'):>7} "
               f"{inc.get('files_reindexed', st.get('files_parsed', '-')):>9} {inc.get('visits_kept', '-'):>8} "
               f"{str(r.get('verified', '')):>7}  {r.get('what', st.get('result_cache', ''))}")

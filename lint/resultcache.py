@@ -18,6 +18,7 @@ or none; a corrupt entry is a miss, never trusted (the same restricted unpickler
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -146,6 +147,10 @@ class ResultCache:
         mention an identifier) answers otherwise now."""
         if self.path is None:
             return None
+        with no_writer(self.path.parent):
+            return self._load(all_paths, incremental, candidacy)
+
+    def _load(self, all_paths: frozenset, incremental: bool, candidacy):
         pending = _PENDING_RESULTS.pop(str(self.path), None)
         if pending is not None:  # (made earlier in this answer: a warm process's second scan of one entry)
             if pending[0].state and _write_kept_state(str(self.path.parent / pending[0].state)) is not None:
@@ -441,12 +446,75 @@ def loads_result(blob: bytes):
 # memory, with the signature of its file: the next edit's plan takes it from there unless another process
 # wrote the file since; and it writes a new state after answering (write_kept_states), not before.
 _KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
+_WARM = False  # a process that answers scan after scan (the daemon), not one that writes behind (defer_writes)
 
 
 def keep_states_in_memory() -> None:
+    global _KEPT_STATES, _WARM
+    if _KEPT_STATES is None:
+        _KEPT_STATES = {}
+    _WARM = True
+
+
+def defer_writes() -> None:
+    """A command's own process: its states and results are written by write_kept_states, which the command
+    runs in a child after it has answered (cli.entry: write-behind), not while the user waits."""
     global _KEPT_STATES
     if _KEPT_STATES is None:
         _KEPT_STATES = {}
+
+
+def pending_dirs() -> set:
+    """The directories where states or results wait to be written."""
+    dirs = {str(Path(k).parent) for k, (signature, _) in (_KEPT_STATES or {}).items() if signature is None}
+    return dirs | {str(Path(k).parent) for k in _PENDING_RESULTS}
+
+
+def hold_for_writing(dirs) -> list:
+    """Exclusive locks on ``dirs`` (open descriptors; closing them, in every process that holds a copy,
+    releases them): a scan's load() waits until the process writing behind has written its entries there,
+    rather than read the entry before them (whose state the writer then removes)."""
+    fds = []
+    for d in sorted(dirs):
+        try:
+            os.makedirs(d, exist_ok=True)  # (a first scan's: made by its first write, after the lock is taken)
+        except OSError:
+            continue
+        fd = _lock(d, shared=False)
+        if fd is not None:
+            fds.append(fd)
+    return fds
+
+
+@contextlib.contextmanager
+def no_writer(d: Path):
+    """Hold off a process writing behind into ``d`` (hold_for_writing) while an entry is read there; wait for
+    one that is writing."""
+    fd = _lock(str(d), shared=True)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _lock(d: str, shared: bool) -> Optional[int]:
+    """A descriptor of directory ``d`` holding a flock on it; None where there is no directory or no flock
+    (the result cache still stands: without the lock, a scan reads the entry before the one being written)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 KEPT_STATES_MAX = 2  # a state of a site-packages holds ~1.5 GB: a scan and a pre-commit hook's, say
@@ -498,7 +566,7 @@ def retire(obj) -> None:
     """In a warm process, hold ``obj`` (a scan's program, a replaced state) until the answer is sent: freeing
     the millions of objects of a site-packages' scan one by one took seconds (a command's own process exits
     without freeing them)."""
-    if _KEPT_STATES is not None:
+    if _WARM:
         _RETIRED.append(obj)
 
 
@@ -524,10 +592,11 @@ def _write_kept_state(key: str) -> Optional[str]:
     return None
 
 
-def write_kept_states() -> list:
+def write_kept_states(then_users: bool = True) -> list:
     """Free what was retired and write the states and results made since the last call (a warm process, after
-    answering); [(path, problem)].  Each state before the result that names it (Manifest.state); a result
-    whose state could not be written names none."""
+    answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
+    names it (Manifest.state); a result whose state could not be written names none.  ``then_users``: work
+    out each written state's users, what the next edit's plan asks first (a warm process keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -548,6 +617,6 @@ def write_kept_states() -> list:
             prune_results(Path(key), manifest.state)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
-    for state in written:
+    for state in written if then_users else ():
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
     return problems

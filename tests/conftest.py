@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -36,6 +37,9 @@ def _private_user_cache() -> None:
 
 
 _private_user_cache()
+# a command's cache entries are written by the time it exits (not behind it, by a child: lint/cli.py), since
+# tests read them; test_resultcache checks the write-behind itself
+os.environ.setdefault("COMPILE_LINT_WRITE_BEHIND", "0")
 
 
 # `pytest -m "not slow"`: the fast subset.  Slow are the oracle (every corpus case under torch.compile) and

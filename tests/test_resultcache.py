@@ -303,3 +303,42 @@ def test_a_scan_before_a_warm_process_wrote_its_result_finds_the_state_of_the_re
     helpers.write_text(original)
     _bump_mtime(helpers)
     assert _scan(project, cache).stats["result_cache"] == "incremental"
+
+
+def _behind_env() -> dict:
+    return dict(os.environ, COMPILE_LINT_WRITE_BEHIND="1")  # (the suite turns it off: conftest)
+
+
+def test_a_scan_writes_its_cache_entry_behind_it_and_the_next_scan_waits_for_it(project, tmp_path):
+    """The command's own process answers, then a child writes the result and state (cli._write_behind),
+    holding the results directory locked meanwhile; a scan reads the directory only once no writer holds it
+    (resultcache.no_writer), so it finds the entry the last command made, never the one before it."""
+    import json
+
+    from compile_lint import resultcache
+
+    cache = tmp_path / "c"
+    cmd = [COMPILE_LINT, "scan", str(project / "pkg"), "--no-environment", "--cache-dir", str(cache), "--format",
+           "json", "-q", "--incremental"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_behind_env())
+    assert first.returncode == 1 and json.loads(first.stdout)["stats"]["result_cache"] == "miss"
+    with resultcache.no_writer(cache / "results"):  # (the child is done once it lets go)
+        assert len(list((cache / "results").glob("*.pkl"))) == 1
+        assert len(list((cache / "results").glob("*.inc"))) == 1
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("    return x\n", "    return x + 1\n"))
+    _bump_mtime(helpers)
+    held = resultcache.hold_for_writing({str(cache / "results")})  # as a writer still writing would
+    try:
+        second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=_behind_env())
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=3)  # waiting for the writer
+    finally:
+        for fd in held:
+            os.close(fd)
+    out, err = second.communicate(timeout=300)
+    assert second.returncode == 1, err
+    assert json.loads(out)["stats"]["result_cache"] == "incremental"
+    third = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_behind_env())
+    assert json.loads(third.stdout)["stats"]["result_cache"] == "hit"  # the second's entry, written behind it
