@@ -523,8 +523,8 @@ def _write_behind() -> None:
 
 def _leave(code) -> None:
     """Exit with ``code`` without freeing the process's objects one by one: everything is written by now
-    (reports; the cache, by atomic renames) and the workers are gone, and after a whole site-packages that
-    teardown took ~2 s."""
+    (reports; the cache, by atomic renames, or by the child writing behind) and the workers are gone, and
+    after a whole site-packages that teardown took ~2 s."""
     if isinstance(code, str):
         click.echo(code, err=True)
         code = EXIT_ERROR
