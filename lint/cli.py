@@ -513,10 +513,10 @@ def _write_behind() -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # the caller's pipes close when the command exits, not when the child does
                 os.dup2(null, fd)
-            resultcache.write_kept_states(then_users=False)
+            resultcache.write_kept_states()
         finally:
             os._exit(0)
-    resultcache.write_kept_states(then_users=False)  # no fork: written here, as before
+    resultcache.write_kept_states()  # no fork: written here, as before
     for fd in held:
         os.close(fd)
 

@@ -323,7 +323,7 @@ class ResultCache:
 
     def _write_blob(self, path: Path, obj) -> bool:
         """Whether the state ``obj`` is (or, in a warm process, will be) at ``path``."""
-        if _KEPT_STATES is not None:  # a warm process: written after the answer (write_kept_states)
+        if _KEPT_STATES is not None:  # a warm or deferring process: written after the answer (write_kept_states)
             _keep(str(path), None, obj)
             return True
         try:
@@ -334,7 +334,7 @@ class ResultCache:
         return True
 
     def _write(self, manifest: Manifest, result) -> None:
-        if _KEPT_STATES is not None:  # a warm process: written after the answer, after its state
+        if _KEPT_STATES is not None:  # a warm or deferring process: written after the answer, after its state
             import copy
 
             kept = copy.copy(result)  # as it is now: the command goes on to filter what it reports
@@ -592,11 +592,11 @@ def _write_kept_state(key: str) -> Optional[str]:
     return None
 
 
-def write_kept_states(then_users: bool = True) -> list:
+def write_kept_states() -> list:
     """Free what was retired and write the states and results made since the last call (a warm process, after
     answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
-    names it (Manifest.state); a result whose state could not be written names none.  ``then_users``: work
-    out each written state's users, what the next edit's plan asks first (a warm process keeps the state)."""
+    names it (Manifest.state); a result whose state could not be written names none.  A warm process then
+    works out each written state's users, what the next edit's plan asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -617,6 +617,6 @@ def write_kept_states(then_users: bool = True) -> list:
             prune_results(Path(key), manifest.state)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
-    for state in written if then_users else ():
+    for state in written if _WARM else ():
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
     return problems
