@@ -35,12 +35,12 @@ def render(result, fmt: str, color: bool = False, stats: bool = False, show_path
 
 def write_report(out: str, output_file: Optional[str]) -> None:
     if output_file:
-        from .suppressions import atomic_write
+        from .atomic import write_atomic
 
         p = Path(output_file)
         if p.parent and not p.parent.exists():
             p.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(str(p), out.encode("utf-8"))
+        write_atomic(p, out.encode("utf-8"), durable=False)  # (a report: the next run writes it again)
     else:
         click.echo(out, nl=False)
 
