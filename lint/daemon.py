@@ -186,10 +186,12 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     import gc
 
     from . import resultcache
+    from .discover import keep_discoveries
     from .program.locator import keep_package_indexes
 
     resultcache.keep_states_in_memory()
     keep_package_indexes()
+    keep_discoveries()
     sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = sock.with_name(f".{sock.name}.{os.getpid()}")

@@ -8,7 +8,8 @@ path (see ``program.ModuleLocator``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -110,7 +111,8 @@ def _skipped_dir(name: str) -> bool:
     return name in SKIP_DIRS or name.endswith(".egg-info") or name.endswith(".dist-info")
 
 
-def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]:
+def _walk(root: Path, problems: list, exclude, gitignore=None, listed: Optional[list] = None) -> Iterator[Path]:
+    """``listed``: each directory listed is appended to it, and None where the walk met a symlink."""
     seen_dirs: set = set()
     # each directory with the .gitignore rules that judge its entries (GitIgnore.rules_in)
     stack = [(root, gitignore.ancestors if gitignore is not None else ())]
@@ -129,6 +131,8 @@ def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]
             problems.append((str(d), "symlink loop or repeated directory, skipped"))
             continue
         seen_dirs.add(real)
+        if listed is not None:
+            listed.append(str(d))
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as e:
@@ -148,6 +152,8 @@ def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]
                 continue
             try:
                 if e.is_symlink() and (e.name.endswith(".py") or e.is_dir() and not _skipped_dir(e.name)):
+                    if listed is not None:
+                        listed.append(None)
                     why = _outside_link(p, bound)
                     if why is not None:
                         problems.append((str(p), why))
@@ -165,14 +171,35 @@ def _walk(root: Path, problems: list, exclude, gitignore=None) -> Iterator[Path]
         stack.extend((sub, rules) for sub in reversed(subdirs))
 
 
-def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), respect_gitignore: bool = True) -> Discovery:
+def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), respect_gitignore: bool = True,
+             exclude_key=None) -> Discovery:
     """``respect_gitignore``: skip what the tree's .gitignore files ignore (lint/gitignore.py); a path named
-    here is scanned even if ignored."""
+    here is scanned even if ignored.  ``exclude_key``: what ``exclude`` decides by (its patterns); given, a
+    warm process answers from its previous walk of the same paths while none of their directories changed
+    (keep_discoveries)."""
+    paths = [Path(p).absolute() for p in paths]
+    key = None
+    if _KEPT is not None and exclude_key is not None:
+        key = (tuple(map(str, paths)), tuple(map(str, known_roots)), respect_gitignore, exclude_key, os.getcwd())
+        kept = _KEPT.get(key)
+        if kept is not None and all(_signature(p) == sig for p, sig in kept[0]):
+            d = kept[1]
+            return Discovery(list(d.files), list(d.import_roots), list(d.problems))
+    started = time.time_ns()
+    listed: Optional[list] = [] if key is not None else None
+    ignores: list = []
+    disc = _discover(paths, exclude, known_roots, respect_gitignore, listed, ignores)
+    if key is not None:
+        _keep(key, disc, paths, listed, ignores, started)
+    return disc
+
+
+def _discover(paths: list, exclude, known_roots, respect_gitignore: bool, listed: Optional[list],
+              ignores: list) -> Discovery:
     files: dict = {}
     roots: list = []
     problems: list = []
     for target in paths:
-        target = Path(target).absolute()
         if not target.exists():
             problems.append((str(target), "no such file or directory"))
             continue
@@ -189,7 +216,10 @@ def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), res
         else:
             from .gitignore import GitIgnore
 
-            candidates = _walk(target, problems, exclude, GitIgnore(target) if respect_gitignore else None)
+            gitignore = GitIgnore(target) if respect_gitignore else None
+            if gitignore is not None:
+                ignores.append(gitignore)
+            candidates = _walk(target, problems, exclude, gitignore, listed)
         for p in candidates:
             r = next((x for x in extra_roots if _is_under(p, x)), iroot)
             name = module_name(p, r)
@@ -205,3 +235,49 @@ def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), res
 
 def _is_under(p: Path, root: Path) -> bool:
     return _parts_under(p, root) is not None
+
+
+# ------------------------------------------------------------------ a warm process (lint/daemon.py)
+# Walking a site-packages' 2,600 directories took 0.3-0.4 s of each answer.  A directory's mtime changes when
+# an entry is added, removed or renamed in it (an edit in place changes only the file's): a warm process
+# keeps the previous walk of the same paths, with the signature of every directory it listed, of the scanned
+# paths' ancestors (where a new __init__.py, src/ or .git changes the import root) and of every ignore file
+# it looked for, and answers from it while all of them are as they were.  Not kept: a walk that met a symlink
+# (its target may change without any of these), or one where any of them changed during the walk or less
+# than RACY_NS before it (a filesystem's clock may not tell a second change in the same tick from the first).
+_KEPT: Optional[dict] = None  # key -> ([(path, signature)], Discovery)
+RACY_NS = 2_000_000_000
+MAX_KEPT = 8  # walks of other paths or options: a daemon serves a few projects
+
+
+def keep_discoveries() -> None:
+    global _KEPT
+    if _KEPT is None:
+        _KEPT = {}
+
+
+def _signature(path: str) -> Optional[tuple]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, st.st_mode
+
+
+def _keep(key: tuple, disc: Discovery, paths: list, listed: list, ignores: list, started: int) -> None:
+    _KEPT.pop(key, None)
+    if None in listed:
+        return
+    watched = set(listed)
+    for target in paths:  # (os.stat follows links: a link above retargeted shows as another inode)
+        watched.update(str(a) for a in (target, *target.parents))
+    for g in ignores:
+        watched.update(map(str, g.files_read))
+    sigs = [(p, _signature(p)) for p in sorted(watched)]
+    recent = started - RACY_NS
+    if any(sig is not None and max(sig[0], sig[1]) >= recent for _, sig in sigs):
+        return
+    while len(_KEPT) >= MAX_KEPT:
+        del _KEPT[next(iter(_KEPT))]
+    _KEPT[key] = (sigs, replace(disc, files=list(disc.files), import_roots=list(disc.import_roots),
+                                problems=list(disc.problems)))

@@ -193,7 +193,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     # module name from that root); the interpreter's sys.path is not used for this (the test dir, cwd...)
     disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
         str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path],
-        respect_gitignore=options.respect_gitignore)
+        respect_gitignore=options.respect_gitignore, exclude_key=tuple(excl))
     # --- which files to parse (compile-lint performance; see README "Performance") ---
     # Packages Dynamo classifies by its trace rules (torch, triton, numpy...) are not scanned even when they lie
     # under a scanned site-packages: their calls are classified by name, never walked, so a `torch.compile`

@@ -44,6 +44,7 @@ class GitIgnore:
         self.enabled = pathspec is not None
         self.target = Path(target).absolute()
         self._specs: dict = {}  # directory -> spec or None
+        self.files_read: list = []  # every ignore file looked for, found or not (discover's kept walks check them)
         self.ancestors: list = []  # [(base dir, spec)] above the target, outermost first
         if not self.enabled:
             return
@@ -58,6 +59,7 @@ class GitIgnore:
         top = chain[-1]
         specs = []
         exclude = top / ".git" / "info" / "exclude"
+        self.files_read.append(exclude)
         if exclude.is_file():
             spec = _read_spec(exclude)
             if spec is not None:
@@ -77,6 +79,7 @@ class GitIgnore:
     def spec_of(self, d: Path):
         if d not in self._specs:
             f = d / ".gitignore"
+            self.files_read.append(f)
             self._specs[d] = _read_spec(f) if f.is_file() else None
         return self._specs[d]
 

@@ -1,4 +1,5 @@
 """Engine behaviour that the corpus does not pin down: safety, libraries on the search path, determinism."""
+import os
 import textwrap
 from pathlib import Path
 
@@ -336,6 +337,59 @@ def test_discovery_respects_gitignore_like_ruff(tmp_path):
     assert names(repo) == ["pkg", "pkg.a", "pkg.scratch_keep"]
     assert names(repo / ".venv" / "lib" / "site-packages") == ["lib"]  # named: scanned although ignored
     assert len(names(repo / "pkg", respect_gitignore=False)) == 6
+
+
+def test_a_warm_process_answers_discovery_from_its_previous_walk_until_the_tree_changes(tmp_path, monkeypatch):
+    """The daemon keeps the previous walk of the same paths (discover.keep_discoveries): answered without
+    listing a directory while none changed; a file added or removed, a .gitignore edited in place, an
+    __init__.py above the scanned path or another exclude pattern walk again, each answer as a cold walk's.
+    A walk that met a symlink, or a directory changed within RACY_NS of the walk, is not kept."""
+    import time
+
+    from compile_lint import discover as disc_mod
+
+    monkeypatch.setattr(disc_mod, "_KEPT", None)
+    monkeypatch.setattr(disc_mod, "RACY_NS", 0)  # (a tree made a moment ago; the guard has its own case below)
+    repo = tmp_path / "repo"
+    write(repo, {".gitignore": "gen/\n", "pkg/__init__.py": "", "pkg/a.py": "", "pkg/sub/b.py": "",
+                 "pkg/gen/x.py": ""})
+    (repo / ".git").mkdir()
+    listings = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(disc_mod.os, "scandir", lambda d: (listings.append(str(d)), real_scandir(d))[1])
+
+    def walk(target=repo / "pkg", exclude=()):
+        listings.clear()
+        time.sleep(0.02)  # (a change after the previous walk has a later timestamp than it on any clock tick)
+        got = disc_mod.discover([target], exclude=lambda p: any(e in p.parts for e in exclude),
+                                exclude_key=tuple(exclude))
+        listed = len(listings)
+        cold = disc_mod._discover([Path(target).absolute()], lambda p: any(e in p.parts for e in exclude), (),
+                                  True, None, [])
+        assert (got.files, got.import_roots, got.problems) == (cold.files, cold.import_roots, cold.problems)
+        return sorted(f.module for f in got.files), listed
+
+    assert walk() == (["pkg", "pkg.a", "pkg.sub.b"], 2)  # cold: not kept yet (keep_discoveries not called)
+    disc_mod.keep_discoveries()
+    assert walk() == (["pkg", "pkg.a", "pkg.sub.b"], 2)  # (pkg/ and pkg/sub/ listed; gen/ ignored)
+    assert walk() == (["pkg", "pkg.a", "pkg.sub.b"], 0)  # answered from the kept walk
+    (repo / "pkg" / "a.py").write_text("x = 1\n")  # an edit in place: no directory changes
+    assert walk()[1] == 0
+    (repo / "pkg" / "sub" / "c.py").write_text("")
+    assert walk() == (["pkg", "pkg.a", "pkg.sub.b", "pkg.sub.c"], 2)
+    (repo / "pkg" / "sub" / "b.py").unlink()
+    assert walk() == (["pkg", "pkg.a", "pkg.sub.c"], 2)
+    assert walk()[1] == 0
+    (repo / ".gitignore").write_text("gen/\nsub/\n")  # edited in place, above the scanned path
+    assert walk() == (["pkg", "pkg.a"], 1)
+    assert walk(exclude=("sub",)) == (["pkg", "pkg.a"], 1)  # another exclude pattern: its own walk
+    (repo / "__init__.py").write_text("")  # the scanned path's import root moves up: modules renamed
+    assert walk() == (["repo.pkg", "repo.pkg.a"], 1)
+    os.symlink(repo / "pkg" / "sub", repo / "pkg" / "link")
+    assert walk()[1] == 2 and walk()[1] == 2  # a walk that met a symlink is not kept
+    (repo / "pkg" / "link").unlink()
+    monkeypatch.setattr(disc_mod, "RACY_NS", 3600 * 10**9)  # every directory changed "a moment ago"
+    assert walk()[1] == 1 and walk()[1] == 1
 
 
 _TEXTS = ["class A(Base, mix.Mixin):\n    pass\n", "x = Base()\n", "class B(\n    Base,\n):\n    y = Mixin\n",
