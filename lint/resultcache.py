@@ -537,6 +537,9 @@ def _signature(st) -> tuple:
 def _read_state(path: Path):
     """The incremental state at ``path``: unpickled, or the one this process kept of it (the file unchanged)."""
     kept = _KEPT_STATES.get(str(path)) if _KEPT_STATES is not None else None
+    if kept is not None and kept[1].spent:  # a scan that made its state of this one failed after: read again
+        del _KEPT_STATES[str(path)]
+        kept = None
     if kept is not None and kept[0] is None:
         return kept[1]  # made by this process, not written yet
     if kept is not None:

@@ -109,6 +109,34 @@ def test_a_leaf_edit_walks_only_the_regions_that_reach_it(corpus):
     assert inc["regions_reused"] + inc["regions_walked"] == len(got.regions)
 
 
+def test_a_warm_process_whose_scan_failed_after_making_its_state_plans_again_from_the_file(corpus, monkeypatch):
+    """An incremental scan makes its state of the previous one's tables (Incremental._state: that state is
+    spent).  Where the scan fails after (here: adding the CL301 notes raises), a warm process does not plan
+    the next edit from the spent state it kept: it reads the state's file again, and the next scan answers as
+    a scan without cache."""
+    from compile_lint import engine, resultcache
+
+    root, cache = corpus
+    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
+          'return os.environ.get("CUDA_V") or "0.0"')
+    real_notes = engine._add_cache_notes
+
+    def failing(findings, program):
+        raise RuntimeError("a failure after the state was made")
+
+    monkeypatch.setattr(engine, "_add_cache_notes", failing)
+    with pytest.raises(RuntimeError):
+        _scan(root, cache)
+    (spent,) = [state for _, state in resultcache._KEPT_STATES.values()]
+    assert spent.spent
+    monkeypatch.setattr(engine, "_add_cache_notes", real_notes)
+    got = _scan(root, cache)
+    assert got.stats["result_cache"] == "incremental" and _findings(got) == _findings(_scan(root, None))
+    assert spent not in [state for _, state in resultcache._KEPT_STATES.values()]
+    assert resultcache.write_kept_states() == []
+
+
 def test_an_edit_no_region_reads_walks_no_region(corpus):
     root, cache = corpus
     # a module of the tree that no compiled region imports
@@ -801,3 +829,46 @@ def test_the_state_holds_one_object_per_value_of_the_walk_logs(tmp_path):
             ids.setdefault(e[field], set()).add(id(e[field]))
         assert all(len(v) == 1 for v in ids.values()), field
     assert len({id(e) for e in changes}) == len(set(changes))
+
+
+@st.composite
+def _unit_graphs(draw):
+    """A state's units and what each used: every unit lies below a root (a top unit, or one run outside any:
+    IncState.roots) through earlier units, plus edges in any direction (cycles: a memo hit on an entry still
+    being made, roots used too), and the units an edit's scan kept."""
+    n = draw(st.integers(1, 40))
+    uses: dict = {u: set() for u in range(1, n + 1)}
+    roots = {1}
+    for u in range(2, n + 1):
+        if draw(st.booleans()):
+            for user in draw(st.lists(st.integers(1, u - 1), min_size=1, max_size=3)):
+                uses[user].add(u)
+        else:
+            roots.add(u)
+    for a, b in draw(st.lists(st.tuples(st.integers(1, n), st.integers(1, n)), max_size=n)):
+        uses[a].add(b)
+    kept = set(draw(st.lists(st.integers(1, n), max_size=n)))
+    # a unit that read and used nothing is in no state, though others name it among what they used
+    absent = {u for u in draw(st.sets(st.integers(1, n))) if not uses[u]}
+    return {u: tuple(sorted(v)) for u, v in uses.items() if u not in absent}, frozenset(roots), kept
+
+
+@given(_unit_graphs())
+@settings(max_examples=300, deadline=None)
+def test_the_units_an_edit_leaves_dead_are_those_no_kept_unit_reaches(graph):
+    """Incremental._dead_old looks for the dead units down from the unused ones and up from each candidate;
+    they are exactly those that marking everything below the kept units leaves unmarked."""
+    from compile_lint.incremental import Incremental, IncState
+
+    uses, roots, kept = graph
+    state = IncState(reads={u: (u,) for u in uses}, uses=uses, checks={}, finds={}, walks=[], loaded=[],
+                     candidates=(), roots=roots)
+    inc = Incremental()
+    inc.old, inc.kept = state, kept
+    live, todo = set(), list(kept)
+    while todo:
+        u = todo.pop()
+        if u not in live:
+            live.add(u)
+            todo.extend(uses.get(u, ()))
+    assert inc._dead_old() == set(uses) - live
