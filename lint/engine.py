@@ -558,17 +558,27 @@ class _Merged:
         self.paths_by_hazard: Optional[dict] = {} if keep_paths_by_hazard else None
 
     def add(self, found: list) -> None:
-        best, regions = self.best, self.regions
+        best, regions, paths = self.best, self.regions, self.paths_by_hazard
+        region = region_key = None  # (a region's findings share its RegionRef: its key made once)
         for f in found:
-            if self.paths_by_hazard is not None:
-                self.paths_by_hazard.setdefault((f.rule, f.path, f.line), []).append(f)
+            if paths is not None:
+                paths.setdefault((f.rule, f.path, f.line), []).append(f)
             # one report per rule, line and fix point: `with FileLock(p):` is one hazard; reached through two
             # cached loaders it is two findings, since fixing one loader leaves the other path
             key = (f.rule, f.path, f.line, f.fix_point)
-            regions.setdefault(key, {}).setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
-            cur = best.get(key)
+            if f.region is not region:
+                region = f.region
+                region_key = (region.path, region.line, region.qualname)
+            reaching = regions.get(key)
+            if reaching is None:
+                regions[key] = {region_key: region}
+                best[key] = f
+                continue
+            if region_key not in reaching:
+                reaching[region_key] = region
+            cur = best[key]
             # the most certain report wins (an error; then the warning asking for the fewest conditions)
-            if cur is None or (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
+            if (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
                     SEVERITY_ORDER[cur.severity], len(cur.conditions), len(cur.trace), cur.col):
                 best[key] = f
 
