@@ -17,7 +17,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True,
            show_all_paths: bool = False) -> str:
     if fmt == "json":
-        from .report import dumps_document, to_json
+        from .report import to_json
 
         return to_json(result) + "\n"
     if fmt == "sarif":
@@ -66,10 +66,15 @@ def touching(findings: list, files, all_paths=None) -> list:
     for f in findings:
         spelled.update((f.path, f.region.path))
         spelled.update(map(_PATH, f.trace))
+    # per hazard, the files its other paths name: a hazard none of whose paths touch the files is not searched
+    # path by path for one that does (most are not: that search went through every frame again)
+    group_files: dict = {}
     for key in {(f.rule, f.path, f.line) for f in findings}:  # (findings share hazards: each group once)
+        names = group_files[key] = set()
         for g in groups.get(key, ()):
-            spelled.add(g.region.path)
-            spelled.update(map(_PATH, g.trace))
+            names.add(g.region.path)
+            names.update(map(_PATH, g.trace))
+        spelled |= names
     hit = {p for p in spelled if os.path.realpath(p) in wanted}
     if not hit:
         return []
@@ -85,7 +90,8 @@ def touching(findings: list, files, all_paths=None) -> list:
             continue
         key = (f.rule, f.path, f.line)
         if key not in first_hit:
-            first_hit[key] = next((g for g in groups.get(key, ()) if hits(g)), None)
+            first_hit[key] = None if hit.isdisjoint(group_files[key]) else next(
+                (g for g in groups.get(key, ()) if hits(g)), None)
         alt = first_hit[key]
         if alt is not None:
             others = tuple(r for r in (f.region,) + tuple(f.other_regions) if r != alt.region)
