@@ -213,6 +213,41 @@ def test_each_finding_is_one_line_of_the_json_that_json_dumps_writes_for_it(corp
     assert json.loads(text)["findings"] == [json.loads(x) for x in expected]
 
 
+def test_a_warm_process_takes_each_unchanged_findings_text_from_the_previous_report(corpus_result, monkeypatch):
+    """keep_encoded_findings (the daemon): a finding that is the same object with the same values is not
+    encoded again; one whose fields were reassigned, or a report under other roots, is -- each report's text
+    the same as a cold process writes."""
+    import dataclasses
+
+    from compile_lint import report
+    from compile_lint.report import to_json
+
+    findings = corpus_result.findings
+    cold = to_json(corpus_result)
+    monkeypatch.setattr(report, "_KEPT_TEXTS", None)
+    report.keep_encoded_findings()
+    encoded = []
+    real = report.FindingEncoder._encode
+    monkeypatch.setattr(report.FindingEncoder, "_encode", lambda self, f: (encoded.append(f), real(self, f))[1])
+    assert to_json(corpus_result) == cold and len(encoded) == len(findings)
+    encoded.clear()
+    assert to_json(corpus_result) == cold and encoded == []
+    changed = next(f for f in findings if f.other_regions)
+    # (reassigned as the merge and the fix candidates do; put back after: the result is the module's)
+    monkeypatch.setattr(changed, "other_regions", changed.other_regions[1:])
+    monkeypatch.setattr(changed, "regions_reaching", changed.regions_reaching - 1)
+    monkeypatch.setattr(changed, "fixes", changed.fixes + [{"fixer": "x", "fix_point": "y"}])
+    again = to_json(corpus_result)
+    assert encoded == [changed] and again != cold
+    monkeypatch.setattr(report, "_KEPT_TEXTS", None)
+    assert again == to_json(corpus_result)  # (as a cold process writes it)
+    report.keep_encoded_findings()
+    to_json(corpus_result)
+    encoded.clear()
+    elsewhere = dataclasses.replace(corpus_result, roots=[str(Path(r).parent) for r in corpus_result.roots])
+    assert to_json(elsewhere) != again and len(encoded) == len(findings)
+
+
 # ------------------------------------------------------------------------------------------- the CI doc example
 def test_doc_ci_workflow_runs(tmp_path, validator):
     yaml = pytest.importorskip("yaml", reason="PyYAML (comes with pre-commit) reads the workflow example")
