@@ -188,10 +188,14 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     from . import resultcache
     from .discover import keep_discoveries
     from .program.locator import keep_package_indexes
+    from .report import keep_encoded_findings
+    from .suppressions import keep_scanned_sources
 
     resultcache.keep_states_in_memory()
     keep_package_indexes()
     keep_discoveries()
+    keep_encoded_findings()
+    keep_scanned_sources()
     sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = sock.with_name(f".{sock.name}.{os.getpid()}")

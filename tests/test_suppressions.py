@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 from ecosystem_util import HELPERS, cli, doc_block, doc_commands, make_project, sh, write
 
@@ -177,3 +178,25 @@ def test_baseline_errors(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.compile-lint]\nbaseline = "bl.json"\n')
     assert cli(["scan", ".", "--no-cache", "-q", "--write-baseline"], tmp_path).exit_code == 0
     assert cli(["scan", ".", "--no-cache", "-q"], tmp_path).exit_code == 0
+
+
+def test_a_warm_process_reads_a_scanned_file_for_suppressions_again_only_once_it_changed(tmp_path, monkeypatch):
+    """keep_scanned_sources (the daemon): whether a file not loaded spells a suppression comment, and its text,
+    are kept with its (size, mtime_ns); an edit that adds one, or removes it, is read again."""
+    from compile_lint import suppressions
+
+    monkeypatch.setattr(suppressions, "_KEPT_SOURCES", None)
+    suppressions.keep_scanned_sources()
+    reads = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (reads.append(self.name), real(self))[1])
+    quiet, noisy = tmp_path / "quiet.py", tmp_path / "noisy.py"
+    quiet.write_text("x = 1\n")
+    noisy.write_text("import os  # noqa: F401\n")
+    ask = lambda: [suppressions._source_with_comments(str(p)) for p in (quiet, noisy)]  # noqa: E731
+    assert ask() == [None, "import os  # noqa: F401\n"] and reads == ["quiet.py", "noisy.py"]
+    reads.clear()
+    assert ask() == [None, "import os  # noqa: F401\n"] and reads == []
+    quiet.write_text("y = 2  # compile-lint: ignore[CL101]\n")
+    noisy.write_text("import os\n")
+    assert ask() == ["y = 2  # compile-lint: ignore[CL101]\n", None] and reads == ["quiet.py", "noisy.py"]
