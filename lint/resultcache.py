@@ -622,4 +622,5 @@ def write_kept_states() -> list:
             problems.append((key, f"cannot write result cache entry: {e}"))
     for state in written if _WARM else ():
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
+        state.module_readers()  # (and what its stand-ins follow from)
     return problems

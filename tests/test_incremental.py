@@ -137,6 +137,32 @@ def test_a_warm_process_whose_scan_failed_after_making_its_state_plans_again_fro
     assert resultcache.write_kept_states() == []
 
 
+def test_the_module_readers_a_warm_state_carries_on_equal_those_worked_out_from_every_unit(corpus, monkeypatch):
+    """A warm process works out, after answering, how many units read each module (IncState.module_readers);
+    each edit's state carries them on from its dead and new units.  After every edit they equal a count over
+    every unit's reads, and each scan answers as a scan without cache."""
+    from compile_lint import resultcache
+
+    root, cache = corpus
+    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    monkeypatch.setattr(resultcache, "_WARM", True)
+    carried_on = 0
+    for i, (rel, old, new) in enumerate(EDITS + [(r, n, o) for r, o, n in reversed(EDITS)]):
+        _edit(root / rel, old, new)
+        got = _scan(root, cache)
+        assert _findings(got) == _findings(_scan(root, None)), (i, rel)
+        (state,) = [st for _, st in resultcache._KEPT_STATES.values() if not st.spent]
+        carried = state.__dict__.get("_module_readers")  # (before the writing works them out)
+        assert resultcache.write_kept_states() == []
+        if got.stats["result_cache"] == "incremental" and i > 0:  # (the first planned from the file: none)
+            assert carried is not None, (i, rel)
+            carried_on += 1
+        counts, module_of = state.__dict__.pop("_module_readers")
+        fresh = state.module_readers()
+        assert {m: n for m, n in counts.items() if n} == fresh[0] and module_of == fresh[1], (i, rel)
+    assert carried_on >= len(EDITS) - 1
+
+
 def test_an_edit_no_region_reads_walks_no_region(corpus):
     root, cache = corpus
     # a module of the tree that no compiled region imports
