@@ -150,7 +150,7 @@ def _run_command(req: dict) -> dict:
     """Run one command as ``compile-lint`` would in the client's directory and environment."""
     from .cli import main
     from .dynamo import trace_rules
-    from .engine import _RELPATH_MEMO
+    from .postwalk import _RELPATH_MEMO
 
     out, err = _Captured(bool(req.get("tty"))), _Captured()
     cwd, env, argv = os.getcwd(), dict(os.environ), sys.argv

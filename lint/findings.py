@@ -80,7 +80,7 @@ class Finding:
     regions_reaching: int = 1
     other_regions: tuple = ()  # RegionRefs of the other regions that reach the same hazard
     fix_point: str = ""  # outermost function on the path that owns the hazard (outside the region's own file)
-    env_key: str = ""  # for a read of os.environ[key] / .get / `in`: the key (see engine._drop_set_env_keys)
+    env_key: str = ""  # for a read of os.environ[key] / .get / `in`: the key (see postwalk.drop_set_env_keys)
     # the undecided branches on the path (Condition): empty when every guard on it is decided true or absent,
     # i.e. the hazard is met every time the region is traced
     conditions: tuple = ()

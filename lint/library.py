@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .engine import ScanResult, relpath
+from .engine import ScanResult
 from .findings import Finding
+from .postwalk import relpath
 
 
 UNSAFE, UNSAFE_IF, SAFE = "unsafe", "unsafe-if", "safe"

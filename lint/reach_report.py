@@ -66,7 +66,7 @@ class ReportMixin:
             detail = " (receiver type not resolved; matched by method name)"
         found = self._report(rule, act, node, ctx, detail, conditions)
         if act.kind == "env" and act.callee != "os.getenv" and act.detail:
-            for f in found:  # dropped after the walk if the program sets this key (engine._drop_set_env_keys)
+            for f in found:  # dropped after the walk if the program sets this key (postwalk.drop_set_env_keys)
                 f.env_key = act.detail
         return found
 

@@ -4,7 +4,7 @@
 - ``add_ignores``: ``--add-ignore``, appending ``# compile-lint: ignore[CODE]`` to each finding's line.
 
 A finding is suppressed by a comment on its hazard line, on any line of its call path, or by a file-level
-``ignore-file`` comment in the hazard's file (see ``engine._is_suppressed``).
+``ignore-file`` comment in the hazard's file (see ``postwalk.is_suppressed``).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from compile_lint.engine import relpath
+from compile_lint.postwalk import relpath
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.txt").exists())

@@ -114,23 +114,23 @@ def test_a_warm_process_whose_scan_failed_after_making_its_state_plans_again_fro
     spent).  Where the scan fails after (here: adding the CL301 notes raises), a warm process does not plan
     the next edit from the spent state it kept: it reads the state's file again, and the next scan answers as
     a scan without cache."""
-    from compile_lint import engine, resultcache
+    from compile_lint import postwalk, resultcache
 
     root, cache = corpus
     monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
     _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
           'return os.environ.get("CUDA_V") or "0.0"')
-    real_notes = engine._add_cache_notes
+    real_notes = postwalk.add_cache_notes
 
     def failing(findings, program):
         raise RuntimeError("a failure after the state was made")
 
-    monkeypatch.setattr(engine, "_add_cache_notes", failing)
+    monkeypatch.setattr(postwalk, "add_cache_notes", failing)
     with pytest.raises(RuntimeError):
         _scan(root, cache)
     (spent,) = [state for _, state in resultcache._KEPT_STATES.values()]
     assert spent.spent
-    monkeypatch.setattr(engine, "_add_cache_notes", real_notes)
+    monkeypatch.setattr(postwalk, "add_cache_notes", real_notes)
     got = _scan(root, cache)
     assert got.stats["result_cache"] == "incremental" and _findings(got) == _findings(_scan(root, None))
     assert spent not in [state for _, state in resultcache._KEPT_STATES.values()]

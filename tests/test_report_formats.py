@@ -197,7 +197,7 @@ def _finding_dict(f, rp) -> dict:
 
 
 def test_each_finding_is_one_line_of_the_json_that_json_dumps_writes_for_it(corpus_result):
-    from compile_lint.engine import relpath
+    from compile_lint.postwalk import relpath
     from compile_lint.report import to_json
 
     text = to_json(corpus_result)

@@ -7,8 +7,9 @@ from typing import Optional
 
 from compile_lint import __version__
 
-from ..engine import ScanResult, relpath
+from ..engine import ScanResult
 from ..findings import SEVERITY_ORDER, Condition, Finding, RegionRef
+from ..postwalk import relpath
 
 JSON_SCHEMA_VERSION = "1"
 

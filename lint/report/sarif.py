@@ -172,8 +172,8 @@ def _portable_fingerprint(f, roots: list) -> str:
     the same hazard has the same fingerprint in every checkout."""
     import dataclasses
 
-    from ..engine import relpath
     from ..findings import Frame, RegionRef
+    from ..postwalk import relpath
 
     r = f.region
     g = dataclasses.replace(f, path=relpath(f.path, roots),
@@ -222,7 +222,7 @@ def to_sarif_dict(result, base_dir=None) -> dict:
 
 
 def _rel_or_abs(path: str, roots: list) -> str:
-    from ..engine import relpath
+    from ..postwalk import relpath
 
     return relpath(path, roots)
 
