@@ -341,7 +341,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         if reusing:
             # what the post-walk steps read of the program (keys the program sets, suppressions, the
             # coverage's imports) is every module the scan loaded: the reused regions' ones too, as stand-ins
-            # that read their summary only if a step needs more (incremental.ModuleStub)
+            # that read their summary only if a step needs more (modulestub.ModuleStub)
             inc.stand_in(program, inc_state, lambda name, path, pkg: loader(name, Path(path), pkg))
     findings = postwalk.drop_set_env_keys(merged.findings(), program)
     findings = postwalk.add_cache_notes(findings, program)

@@ -120,7 +120,7 @@ def add_cache_notes(findings: list, program: Program) -> list:
 def decorated_def_at(program: Program, frame, by_path: Optional[dict] = None):
     """(id, value) of the ``def`` a path's frame is in, if it is decorated (only a decorator makes it cached);
     else None, answered without reading a ModuleStub's summary."""
-    from .incremental import has_decorated_def
+    from .modulestub import has_decorated_def
 
     if by_path is None:
         by_path = {}

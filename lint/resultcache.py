@@ -87,7 +87,7 @@ class _ResultUnpickler(pickle.Unpickler):
                          ("compile_lint.engine", "ScanResult"), ("compile_lint.coverage", "Coverage"),
                          ("compile_lint.coverage", "UnanalysedRegion"), ("compile_lint.coverage", "MissingLibrary"),
                          ("compile_lint.regions", "UnresolvedRegion"), ("compile_lint.findings", "Condition"),
-                         ("compile_lint.incremental", "IncState"), ("compile_lint.summary", "Guard"),
+                         ("compile_lint.incstate", "IncState"), ("compile_lint.summary", "Guard"),
                          # the steps of a walk's nodes (IncState.steps): plain frozen dataclasses
                          ("compile_lint.actions", "Node"), ("compile_lint.actions", "Action"),
                          ("compile_lint.reach_replay", "WalkLog"), ("compile_lint.hashonce", "HashedTuple")} |
@@ -232,7 +232,7 @@ class ResultCache:
 
     def _plan(self, manifest: Manifest, edited: list, touched: list = ()):
         """(previous IncState, Plan) for these edits, or None (then a full scan)."""
-        from .incremental import Plan, changed_items, stale_checks, stale_units
+        from .incstate import Plan, changed_items, stale_checks, stale_units
 
         if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
             return None
@@ -244,7 +244,7 @@ class ResultCache:
         except Exception as e:  # noqa: BLE001 - corrupt or planted: a full scan, and the entry is rebuilt
             self.problems.append((str(path), f"corrupt incremental state, rescanned ({type(e).__name__})"))
             return None
-        from .incremental import IncState
+        from .incstate import IncState
 
         if not isinstance(state, IncState):
             return None
@@ -294,7 +294,7 @@ class ResultCache:
     def store(self, result, all_paths: frozenset, discovered: list, loaded: list, dirs: list,
               state=None) -> None:
         """``discovered``/``loaded``: (module, path, is_package) of the scanned files / of modules read from
-        outside the scanned paths.  ``state``: the scan's IncState (lint/incremental.py), kept beside it."""
+        outside the scanned paths.  ``state``: the scan's IncState (lint/incstate.py), kept beside it."""
         if self.path is None:
             return
         manifest = Manifest(scanned=all_paths)

@@ -510,7 +510,7 @@ def test_the_pre_commit_hooks_replays_keep_each_hazards_paths_in_walk_order(tmp_
 
 def test_the_reused_regions_modules_still_count_after_the_walk(tmp_path):
     """A region that is reused loads nothing in the incremental scan: its modules' suppressions, the
-    environment keys they set, and the cached loaders on its paths must still count (incremental.ModuleStub)."""
+    environment keys they set, and the cached loaders on its paths must still count (modulestub.ModuleStub)."""
     files = {
         "pkg/__init__.py": "",
         "pkg/a.py": "import torch\nfrom pkg.h1 import work\n\n\n@torch.compile(fullgraph=True)\ndef f1(x):\n"
@@ -824,10 +824,10 @@ _PIECES = [b"a", b"ab", b"9", b"_", b"(", b")", b".", b" ", b"\n", b"class ", b"
        st.sampled_from([(False, False), (True, False), (False, True)]))
 @settings(max_examples=400, deadline=None)
 def test_a_text_answers_mention_queries_as_the_locator_does(text, needle, kind):
-    """stale_checks asks each changed file's words once (_TextMentions); the answers are the regex search's."""
-    from compile_lint.incremental import _mentions, _TextMentions
+    """stale_checks asks each changed file's words once (TextMentions); the answers are the regex search's."""
+    from compile_lint.incstate import TextMentions, _mentions
 
-    assert _TextMentions(text).mentions(needle, *kind) == _mentions(text, needle, *kind)
+    assert TextMentions(text).mentions(needle, *kind) == _mentions(text, needle, *kind)
 
 
 def test_the_state_holds_one_object_per_value_of_the_walk_logs(tmp_path):
@@ -884,7 +884,8 @@ def _unit_graphs(draw):
 def test_the_units_an_edit_leaves_dead_are_those_no_kept_unit_reaches(graph):
     """Incremental._dead_old looks for the dead units down from the unused ones and up from each candidate;
     they are exactly those that marking everything below the kept units leaves unmarked."""
-    from compile_lint.incremental import Incremental, IncState
+    from compile_lint.incremental import Incremental
+    from compile_lint.incstate import IncState
 
     uses, roots, kept = graph
     state = IncState(reads={u: (u,) for u in uses}, uses=uses, checks={}, finds={}, walks=[], loaded=[],
