@@ -182,8 +182,9 @@ def discover(paths: Iterable[Path], exclude=lambda p: False, known_roots=(), res
     if _KEPT is not None and exclude_key is not None:
         key = (tuple(map(str, paths)), tuple(map(str, known_roots)), respect_gitignore, exclude_key, os.getcwd())
         kept = _KEPT.get(key)
-        if kept is not None and all(_signature(p) == sig for p, sig in kept[0]):
-            d = kept[1]
+        if kept is not None and all(_signature(p) == sig for p, sig in kept[0]) and all(
+                os.path.lexists(p) == there for p, there in kept[1]):
+            d = kept[2]
             return Discovery(list(d.files), list(d.import_roots), list(d.problems))
     started = time.time_ns()
     listed: Optional[list] = [] if key is not None else None
@@ -241,11 +242,14 @@ def _is_under(p: Path, root: Path) -> bool:
 # Walking a site-packages' 2,600 directories took 0.3-0.4 s of each answer.  A directory's mtime changes when
 # an entry is added, removed or renamed in it (an edit in place changes only the file's): a warm process
 # keeps the previous walk of the same paths, with the signature of every directory it listed, of the scanned
-# paths' ancestors (where a new __init__.py, src/ or .git changes the import root) and of every ignore file
-# it looked for, and answers from it while all of them are as they were.  Not kept: a walk that met a symlink
-# (its target may change without any of these), or one where any of them changed during the walk or less
-# than RACY_NS before it (a filesystem's clock may not tell a second change in the same tick from the first).
-_KEPT: Optional[dict] = None  # key -> ([(path, signature)], Discovery)
+# paths themselves and of every ignore file it looked for, and whether each entry of the scanned paths'
+# ancestors that names modules is there (an __init__.py, .git, src/: they move the import root), and answers
+# from it while all of them are as they were.  Not the ancestors' own signatures: /tmp or a home directory
+# changes whenever anything writes a file there, and .git whenever git touches its index.  Not kept: a walk
+# that met a symlink (its target may change without any of these), or one where a signature changed during
+# the walk or less than RACY_NS before it (a filesystem's clock may not tell a second change in the same tick
+# from the first).
+_KEPT: Optional[dict] = None  # key -> ([(path, signature)], [(path, whether it is there)], Discovery)
 RACY_NS = 2_000_000_000
 MAX_KEPT = 8  # walks of other paths or options: a daemon serves a few projects
 
@@ -269,8 +273,12 @@ def _keep(key: tuple, disc: Discovery, paths: list, listed: list, ignores: list,
     if None in listed:
         return
     watched = set(listed)
+    probed = set()
     for target in paths:  # (os.stat follows links: a link above retargeted shows as another inode)
-        watched.update(str(a) for a in (target, *target.parents))
+        watched.add(str(target))
+        probed.update((os.path.join(target, "src"), os.path.join(target, "src", "__init__.py")))
+        for a in target.parents:  # (what import_root_for and GitIgnore look for there)
+            probed.update(os.path.join(a, n) for n in ("__init__.py", ".git"))
     for g in ignores:
         watched.update(map(str, g.files_read))
     sigs = [(p, _signature(p)) for p in sorted(watched)]
@@ -279,5 +287,6 @@ def _keep(key: tuple, disc: Discovery, paths: list, listed: list, ignores: list,
         return
     while len(_KEPT) >= MAX_KEPT:
         del _KEPT[next(iter(_KEPT))]
-    _KEPT[key] = (sigs, replace(disc, files=list(disc.files), import_roots=list(disc.import_roots),
-                                problems=list(disc.problems)))
+    _KEPT[key] = (sigs, [(p, os.path.lexists(p)) for p in sorted(probed)],
+                  replace(disc, files=list(disc.files), import_roots=list(disc.import_roots),
+                          problems=list(disc.problems)))

@@ -342,7 +342,8 @@ def test_discovery_respects_gitignore_like_ruff(tmp_path):
 def test_a_warm_process_answers_discovery_from_its_previous_walk_until_the_tree_changes(tmp_path, monkeypatch):
     """The daemon keeps the previous walk of the same paths (discover.keep_discoveries): answered without
     listing a directory while none changed; a file added or removed, a .gitignore edited in place, an
-    __init__.py above the scanned path or another exclude pattern walk again, each answer as a cold walk's.
+    __init__.py above the scanned path or another exclude pattern walk again, each answer as a cold walk's;
+    other entries of the directories above (a file in /tmp, git's index) do not.
     A walk that met a symlink, or a directory changed within RACY_NS of the walk, is not kept."""
     import time
 
@@ -379,6 +380,9 @@ def test_a_warm_process_answers_discovery_from_its_previous_walk_until_the_tree_
     assert walk() == (["pkg", "pkg.a", "pkg.sub.b", "pkg.sub.c"], 2)
     (repo / "pkg" / "sub" / "b.py").unlink()
     assert walk() == (["pkg", "pkg.a", "pkg.sub.c"], 2)
+    assert walk()[1] == 0
+    (tmp_path / "elsewhere.txt").write_text("")  # an ancestor changes, as /tmp or a home directory does all day
+    (repo / ".git" / "index").write_text("")  # git writes in .git
     assert walk()[1] == 0
     (repo / ".gitignore").write_text("gen/\nsub/\n")  # edited in place, above the scanned path
     assert walk() == (["pkg", "pkg.a"], 1)
