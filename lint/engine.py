@@ -246,6 +246,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     markers = tuple(options.region_markers) + wrapper_names
     likely_region_file = _likely_region_file(options, wrapper_names)
     results = None
+    full_because = ""
     inc = None  # lint/incremental.py: what this scan reads, per region; the previous scan's regions to reuse
     facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
     if options.use_result_cache and cache.root is not None:
@@ -261,6 +262,7 @@ def _scan(options: ScanOptions) -> ScanResult:
             return cached
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
             inc = Incremental(*results.incremental) if results.incremental else Incremental()
+        full_because = results.miss if not results.incremental else ""  # (--stats: why a scan was a full one)
     from .resultcache import retire
 
     def new_program() -> Program:
@@ -298,6 +300,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         from .incremental import Incremental
 
         inc = Incremental()  # a file became (or stopped being) a candidate: the order of the scan changed
+        full_because = "a file became or stopped being a region candidate (the order of the scan changed)"
     # the candidates, and what the likely region files import, are parsed on --jobs processes
     # (lint/parallel.py), in the background while this process finds the regions and walks them; an
     # incremental scan reads the few summaries it needs from the cache
@@ -321,6 +324,9 @@ def _scan(options: ScanOptions) -> ScanResult:
             # every unit that met one stale, in a fresh program; a second time, a full scan
             replans += 1
             old = inc.old if replans < MAX_REPLANS else None
+            if old is None and inc.old is not None:
+                full_because = (f"each plan of the edit moved which contexts of some functions come first "
+                                f"({replans} plans; lint/tracking.py)")
             inc = Incremental(old, inc.plan.unmooring(old, moved) if old is not None else None)
             program = finder = None
             import gc
@@ -409,6 +415,8 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        "replays_indexed": reach.replays_indexed}
     elif results is not None:
         result.stats["result_cache"] = "miss"
+        if full_because:
+            result.stats["result_cache_miss"] = full_because
     if results is not None:
         _store_result(results, result, all_paths, disc, scanned, program, search_path, options, inc_state)
         problems += results.problems

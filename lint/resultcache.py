@@ -136,6 +136,7 @@ class ResultCache:
         # re-keyed): store() does not read and hash them again
         self._known: dict = {}
         self._changed = False  # (load: files re-keyed, their contents unchanged)
+        self.miss = ""  # why load() found no result to answer from or to scan incrementally from (--stats)
 
     # ------------------------------------------------------------------ read
     def load(self, all_paths: frozenset, incremental: bool = False, candidacy=None):
@@ -159,21 +160,25 @@ class ResultCache:
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
+            self.miss = "no result of a scan with these options and this analyzer"
             return None
         except OSError as e:
             self.problems.append((str(self.path), f"cannot read result cache entry, rescanned: {e.strerror or e}"))
+            self.miss = "the result cache entry could not be read"
             return None
         with fh:
             # the manifest first, the result after it: an edit's scan reads only the manifest (the pre-commit
             # hook's result, every path kept, is some 100 MB: reading it was a fifth of an edit's answer)
             manifest = self._unpickle(fh)
             if not isinstance(manifest, Manifest):
+                self.miss = "a corrupt result cache entry"
                 return None
             result = self._check(manifest, all_paths, incremental, candidacy)
             if result is not _HIT:
                 return result
             result = self._unpickle(fh)
             if result is None:
+                self.miss = "a corrupt result cache entry"
                 return None
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
@@ -193,10 +198,12 @@ class ResultCache:
         """_HIT if the entry's result stands, else None (and ``self.incremental`` set when an incremental scan
         can take over)."""
         if all_paths != manifest.scanned:
+            self.miss = "files were added or removed"
             return None
         for d, mtime in manifest.dirs.items():
             st = file_stat(d)
             if st is None or st[1] != mtime:
+                self.miss = f"a directory the imports were resolved in changed: {d}"
                 return None
         changed = False
         edited: list = []  # (path, record, old summary or None, new summary, new bytes)
@@ -210,6 +217,7 @@ class ResultCache:
             new = self._unchanged_summary(path, rec, edited if incremental else None,
                                           touched if incremental else None)
             if new is None:
+                self.miss = f"a changed file could not be read: {path}" if incremental else f"a file changed: {path}"
                 return None
             manifest.files[path] = known[path] = new
             changed = True
@@ -235,25 +243,30 @@ class ResultCache:
         from .incstate import Plan, changed_items, stale_checks, stale_units
 
         if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+            self.miss = "no incremental state beside the result (a scan without --incremental made it)"
             return None
         path = self.path.parent / manifest.state
         try:
             state = _read_state(path)
         except FileNotFoundError:
+            self.miss = "the incremental state named by the result is gone"
             return None
         except Exception as e:  # noqa: BLE001 - corrupt or planted: a full scan, and the entry is rebuilt
             self.problems.append((str(path), f"corrupt incremental state, rescanned ({type(e).__name__})"))
+            self.miss = "a corrupt incremental state"
             return None
         from .incstate import IncState
 
         if not isinstance(state, IncState):
+            self.miss = "a corrupt incremental state"
             return None
         loaded = set(state.loaded)
         items: set = set()
         for path, rec, old, new, _ in edited:
             if rec.module in loaded:
-                if old is None:
-                    return None  # read by the last scan, but its summary is gone: cannot tell what changed
+                if old is None:  # read by the last scan, but its summary is gone: cannot tell what changed
+                    self.miss = f"the previous summary of a changed file is gone from the cache: {path}"
+                    return None
                 items |= changed_items(old, new, rec.module)
         texts = {path: (rec.module, data) for path, rec, _, _, data in list(edited) + list(touched)}
         items |= stale_checks(state.checks, texts)

@@ -698,6 +698,7 @@ def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
     _edit(root / "pkg" / "regions.py", "return f(0) + x", "return x")
     got = _check(root, cache)
     assert got.stats["result_cache"] == "miss"
+    assert got.stats["result_cache_miss"].startswith("each plan of the edit moved which contexts of some functions")
     _edit(root / "pkg" / "regions.py", "return f(1) + x", "return f(1) + x + 1")
     assert _check(root, cache).stats["result_cache"] == "incremental"
 
@@ -899,3 +900,27 @@ def test_the_units_an_edit_leaves_dead_are_those_no_kept_unit_reaches(graph):
             live.add(u)
             todo.extend(uses.get(u, ()))
     assert inc._dead_old() == set(uses) - live
+
+
+def test_a_full_scan_where_an_incremental_one_was_asked_for_says_why_in_its_stats(corpus):
+    """``result_cache_miss`` (--stats) names what made a scan with --incremental a full one: the user who
+    expected an edit's answer in seconds sees whether a file was added, or the state was made without
+    --incremental.  An incremental answer names nothing."""
+    root, cache = corpus
+    edit = ("helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"', 'return os.environ.get("CUDA_V") or "0.0"')
+    _edit(root / edit[0], edit[1], edit[2])
+    got = _scan(root, cache)
+    assert got.stats["result_cache"] == "incremental" and "result_cache_miss" not in got.stats
+    (root / "helpers_pkg" / "added.py").write_text("x = 1\n")
+    got = _scan(root, cache)
+    assert (got.stats["result_cache"], got.stats["result_cache_miss"]) == ("miss", "files were added or removed")
+    _edit(root / edit[0], edit[2], edit[1])
+    plain = _scan(root, cache, incremental=False)  # a result with no state beside it
+    assert plain.stats["result_cache_miss"] == f"a file changed: {root / edit[0]}"
+    _edit(root / edit[0], edit[1], edit[2])
+    got = _scan(root, cache)
+    assert got.stats["result_cache"] == "miss"
+    assert got.stats["result_cache_miss"].startswith("no incremental state beside the result")
+    assert _findings(got) == _findings(_scan(root, None))
+    fresh = _scan(root, cache.parent / "empty-cache")
+    assert fresh.stats["result_cache_miss"] == "no result of a scan with these options and this analyzer"
