@@ -192,7 +192,6 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
 
     from . import resultcache
     from .discover import keep_discoveries
-    from .postwalk import keep_merges
     from .program.locator import keep_package_indexes
     from .report import keep_encoded_findings
     from .suppressions import keep_scanned_sources
@@ -200,7 +199,6 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     resultcache.keep_states_in_memory()
     keep_package_indexes()
     keep_discoveries()
-    keep_merges()
     keep_encoded_findings()
     keep_scanned_sources()
     sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

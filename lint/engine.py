@@ -450,7 +450,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     regions: list = []
     reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version,
                   show_disabled=options.show_disabled)
-    merged = MergedFindings.for_scan(options.keep_paths_by_hazard)
+    merged = MergedFindings(options.keep_paths_by_hazard)
     # region index -> (the hazard Dynamo meets first, whether one is met on every call): library mode's table
     first_hazard_of: dict = {}
 
@@ -500,7 +500,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     for i, f in enumerate(candidates):
         walk(find(f.module, lambda: finder.find(f.module)), f.module)
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
-                 findings=merged.count())
+                 findings=len(merged.best))
     for package in options.public_api:
         found = find(f"public:{package}", lambda: public_api(program, package))
         if not found and program.module(package) is None:

@@ -14,33 +14,14 @@ class MergedFindings:
     """The walk's findings, merged as each region's arrive: one finding per hazard site and rule, with the
     shortest path, and the regions reaching it.  Merging as they come keeps memory to the distinct hazards
     (a whole site-packages: 357,090 findings from the walk, 3,280 reported).  ``paths_by_hazard`` (when asked for)
-    keeps every finding by (rule, file, line), for the pre-commit hook.  In a warm process (keep_merges) the
-    regions' lists are merged at the end instead, from the previous scan's merge (``_fold``)."""
+    keeps every finding by (rule, file, line), for the pre-commit hook."""
 
     def __init__(self, keep_paths_by_hazard: bool = False):
         self.best: dict = {}
         self.regions: dict = {}
         self.paths_by_hazard: Optional[dict] = {} if keep_paths_by_hazard else None
-        self._lists: Optional[list] = None  # (for_scan in a warm process: the lists, merged at the end)
-        self.added = 0  # findings added (the progress line's count while the merge waits for the end)
-
-    @classmethod
-    def for_scan(cls, keep_paths_by_hazard: bool = False) -> "MergedFindings":
-        """The merge of a whole scan's regions: in a warm process, made at the end from the previous scan's."""
-        merged = cls(keep_paths_by_hazard)
-        if _KEPT is not None and not keep_paths_by_hazard:
-            merged._lists = []
-        return merged
-
-    def count(self) -> int:
-        """The distinct hazards so far; in a warm process, whose merge waits for the end, the findings added."""
-        return len(self.best) if self._lists is None else self.added
 
     def add(self, found: list) -> None:
-        self.added += len(found)
-        if self._lists is not None:
-            self._lists.append(found)
-            return
         best, regions, paths = self.best, self.regions, self.paths_by_hazard
         region = region_key = None  # (a region's findings share its RegionRef: its key made once)
         for f in found:
@@ -61,115 +42,17 @@ class MergedFindings:
                 reaching[region_key] = region
             cur = best[key]
             # the most certain report wins (an error; then the warning asking for the fewest conditions)
-            if _rank(f) < _rank(cur):
+            if (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
+                    SEVERITY_ORDER[cur.severity], len(cur.conditions), len(cur.trace), cur.col):
                 best[key] = f
 
     def findings(self) -> list:
-        if self._lists is not None:
-            self.best, self.regions = _fold(self._lists)
         out = []
         for key, f in self.best.items():
             f.regions_reaching = len(self.regions[key])
             f.other_regions = tuple(r for r in self.regions[key].values() if r != f.region)
             out.append(f)
         return sorted(out, key=Finding.sort_key)
-
-
-def _rank(f: Finding) -> tuple:
-    return SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col
-
-
-# ------------------------------------------------------------------ a warm process (lint/daemon.py)
-# Merging a daemon's leaf-edit answer folded the 357,000 per-region findings of the bench site again, most of
-# them the very lists of the previous answer (a region reused keeps its list; a replay keeps its findings):
-# 0.6 s of a 3 s answer.  A warm process keeps the previous scan's merge: per position in the scan's order,
-# the region's list and its findings by hazard key, each key's positions, and each key's merge; a scan whose
-# lists are as many folds again only the keys of the positions whose list is another (or holds other
-# findings), each from its positions in order -- what folding every list again gives, since a key's merge
-# depends only on its own findings, in order.
-_KEPT: Optional[list] = None  # None: not a warm process; else [] or [the previous scan's _Fold]
-
-
-def keep_merges() -> None:
-    global _KEPT
-    if _KEPT is None:
-        _KEPT = []
-
-
-class _Fold:
-    __slots__ = ("lists", "maps", "index", "best", "regions")
-
-    def __init__(self, lists: list):
-        self.lists = list(lists)
-        self.maps = [_by_key(found) for found in lists]  # position -> key -> [(finding, region key, region)]
-        self.index: dict = {}  # key -> its positions, ascending
-        for p, m in enumerate(self.maps):
-            for k in m:
-                self.index.setdefault(k, []).append(p)
-        self.best: dict = {}
-        self.regions: dict = {}
-
-
-def _by_key(found: list) -> dict:
-    out: dict = {}
-    region = region_key = None
-    for f in found:
-        if f.region is not region:
-            region = f.region
-            region_key = (region.path, region.line, region.qualname)
-        out.setdefault((f.rule, f.path, f.line, f.fix_point), []).append((f, region_key, region))
-    return out
-
-
-def _fold(lists: list) -> tuple:
-    """(best, regions) of the scan whose regions' lists are ``lists``, as MergedFindings.add gives them."""
-    import operator
-    from bisect import insort
-
-    prev = _KEPT.pop() if _KEPT else None  # (taken out while it changes: a fold interrupted leaves none)
-    if prev is None or len(prev.lists) != len(lists):
-        fold = _Fold(lists)
-        touched = list(fold.index)
-    else:
-        fold, touched = prev, set()
-        for p, (old, new) in enumerate(zip(prev.lists, lists)):
-            if old is new or (len(old) == len(new) and all(map(operator.is_, old, new))):
-                fold.lists[p] = new
-                continue
-            for k in fold.maps[p]:
-                touched.add(k)
-                fold.index[k].remove(p)
-            m = fold.maps[p] = _by_key(new)
-            fold.lists[p] = new
-            for k in m:
-                touched.add(k)
-                insort(fold.index.setdefault(k, []), p)
-    for k in touched:
-        positions = fold.index.get(k)
-        if not positions:
-            del fold.index[k]
-            fold.best.pop(k, None)
-            fold.regions.pop(k, None)
-            continue
-        best, reaching = None, {}
-        for p in positions:
-            for f, region_key, region in fold.maps[p][k]:
-                if region_key not in reaching:
-                    reaching[region_key] = region
-                if best is None or _rank(f) < _rank(best):
-                    best = f
-        fold.best[k], fold.regions[k] = best, reaching
-    if touched and fold is prev:
-        # the keys in the order they first come, as a fold of every list makes them (a key's first position
-        # may have moved): findings on one line and column under two fix points keep that order in the
-        # report (its sort is stable)
-        order: dict = {}
-        for m in fold.maps:
-            order.update(dict.fromkeys(m))
-        fold.best = {k: fold.best[k] for k in order}
-        fold.regions = {k: fold.regions[k] for k in order}
-    _KEPT.append(fold)
-    return fold.best, fold.regions
 
 
 def drop_set_env_keys(findings: list, program: Program) -> list:
