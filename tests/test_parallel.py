@@ -63,9 +63,12 @@ def test_same_json_whatever_the_number_of_jobs(tree, tmp_path):
              _cli(tree, "--jobs", "2", "--cache-dir", str(tmp_path / "c2")),
              _cli(tree, "--jobs", "2", "--no-cache")]
     one, two, nocache = [_json(p) for p in procs]
-    # the result cache's state is the one stat that depends on having a cache (absent with --no-cache)
+    # the result cache's state, and why it missed, are the stats that depend on having a cache (absent with
+    # --no-cache)
     assert one["stats"].pop("result_cache") == two["stats"].pop("result_cache") == "miss"
-    assert "result_cache" not in nocache["stats"]
+    assert one["stats"].pop("result_cache_miss") == two["stats"].pop("result_cache_miss") == (
+        "no result of a scan with these options and this analyzer")
+    assert "result_cache" not in nocache["stats"] and "result_cache_miss" not in nocache["stats"]
     assert one == two == nocache
     assert [f["callee"] for f in one["findings"] if f["severity"] == "error"] == ["subprocess.check_output"]
     assert one["stats"]["files_parsed"] == N + 5 and one["stats"]["files_skipped"] == 1
