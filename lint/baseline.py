@@ -52,10 +52,10 @@ def write_baseline(path, findings: list) -> int:
                         "qualname": p.qualname, "callee": p.callee, "message": p.message})
     entries.sort(key=lambda e: (e["path"], e["line"], e["rule"]))
     doc = {"tool": "compile-lint", "version": BASELINE_VERSION, "findings": entries}
-    from .suppressions import atomic_write
+    from .atomic import write_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(str(path), (json.dumps(doc, indent=1) + "\n").encode())
+    write_atomic(path, (json.dumps(doc, indent=1) + "\n").encode())
     return len(entries)
 
 

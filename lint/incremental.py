@@ -21,11 +21,10 @@ with every unit that met that function stale (``Plan.unmoored``).
 """
 from __future__ import annotations
 
-from itertools import islice
 from typing import Optional
 
 from .contexts import digest
-from .incstate import MODULE_ITEMS, IncState, Plan, TextMentions, count_modules, first_contexts, seeds
+from .incstate import MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, seeds
 from .modulestub import ModuleStub, module_info
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
@@ -305,15 +304,7 @@ class Incremental:
             # still in use on the benchmark site took 0.3 s of an edit's answer)
             dead = self._dead_old()
             old = self.old
-            readers = old.__dict__.get("_module_readers")  # (IncState.module_readers), carried on below
-            if readers is not None:
-                counts, module_of = readers
-                module_of.extend(None if it[0] not in MODULE_ITEMS else it[1]
-                                 for it in islice(table, len(module_of), None))  # (the items new to this scan)
-                for u in dead:
-                    count_modules(counts, module_of, old.reads[u], -1)
-                for r in reads.values():
-                    count_modules(counts, module_of, r, 1)
+            readers = old.carried_module_readers(dead, reads.values())
             for u in dead:
                 del old.reads[u], old.uses[u]
             old.reads.update(reads)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Optional
 
 from .summary import FunctionSummary, callee_name
@@ -74,9 +75,24 @@ class IncState:
                     module_of[i] = it[1]
             counts: dict = {}
             for r in self.reads.values():
-                count_modules(counts, module_of, r, 1)
+                _count_modules(counts, module_of, r, 1)
             got = self.__dict__["_module_readers"] = (counts, module_of)
         return got
+
+    def carried_module_readers(self, dead: set, new_reads) -> Optional[tuple]:
+        """module_readers() as the next state's (Incremental._state), if worked out: the units ``dead`` counted
+        off, the next scan's ``new_reads`` counted, the items this scan added to ``items`` (the next state's
+        table, grown in place) given their modules.  Before the dead units' reads are taken out."""
+        readers = self.__dict__.get("_module_readers")
+        if readers is not None:
+            counts, module_of = readers
+            module_of.extend(None if it[0] not in MODULE_ITEMS else it[1]
+                             for it in islice(self.items, len(module_of), None))
+            for u in dead:
+                _count_modules(counts, module_of, self.reads[u], -1)
+            for r in new_reads:
+                _count_modules(counts, module_of, r, 1)
+        return readers
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -298,7 +314,7 @@ def seeds(state: IncState, unmoored: set) -> dict:
     return out
 
 
-def count_modules(counts: dict, module_of: list, read: tuple, step: int) -> None:
+def _count_modules(counts: dict, module_of: list, read: tuple, step: int) -> None:
     """Add ``step`` to the count of each module one of the item ids ``read`` belongs to (once per module)."""
     for m in {module_of[i] for i in read}:
         if m is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from .atomic import write_atomic
 from .findings import Finding, RegionRef
 from .index import decode_source, scan_suppression_comments
 
@@ -229,11 +230,6 @@ def _add_code(line_text: str, code: str) -> Optional[str]:
     return f"{stripped}  # compile-lint: ignore[{code}]{eol}"
 
 
-def atomic_write(path: str, data: bytes) -> None:
-    from .atomic import write_atomic
-
-    write_atomic(path, data)
-
 def add_ignores(findings: list, roots: list) -> AddIgnoreReport:
     """Append ``# compile-lint: ignore[CODE]`` for each finding (CL302 excluded), one file write each.
 
@@ -295,7 +291,7 @@ def add_ignores(findings: list, roots: list) -> AddIgnoreReport:
             rep.skipped.append((path, e.lineno or 0, "the edited file would not parse; left unchanged"))
             continue
         data = new_text.encode(encoding)
-        atomic_write(path, data)
+        write_atomic(path, data)
         rep.added += changed
         rep.files.append(path)
     return rep
