@@ -177,6 +177,12 @@ def scan(options: ScanOptions) -> ScanResult:
 
 # tries of an incremental scan that met context caps its plan did not unmoor (ContextsMoved) before a full scan
 MAX_REPLANS = 2
+# a plan made again after ContextsMoved that leaves more than this share of the previous scan's top units (file
+# searches and region walks) stale, and more than this many, is not tried: a full scan instead.  Measured on the
+# bench site (session 27): a leaf edit whose replan left 569 of 3,308 top units stale walked 108 s (a cold scan:
+# 151 s), met more moved caps and scanned in full after all (277 s in all).  A small project's replan is cheap
+REPLAN_MAX_STALE_TOPS = 0.1
+REPLAN_MIN_STALE_TOPS = 50
 
 
 def _scan(options: ScanOptions) -> ScanResult:
@@ -327,7 +333,15 @@ def _scan(options: ScanOptions) -> ScanResult:
             if old is None and inc.old is not None:
                 full_because = (f"each plan of the edit moved which contexts of some functions come first "
                                 f"({replans} plans; lint/tracking.py)")
-            inc = Incremental(old, inc.plan.unmooring(old, moved) if old is not None else None)
+            plan = inc.plan.unmooring(old, moved) if old is not None else None
+            if plan is not None:
+                stale_tops = sum(1 for u in plan.stale if u in old.tops)
+                if stale_tops > max(REPLAN_MIN_STALE_TOPS, REPLAN_MAX_STALE_TOPS * len(old.tops)):
+                    full_because = (f"the edit moved which contexts of {len(moved)} functions come first, and "
+                                    f"planned again {stale_tops} of {len(old.tops)} file searches and region "
+                                    f"walks were stale (lint/tracking.py)")
+                    old = plan = None
+            inc = Incremental(old, plan)
             program = finder = None
             import gc
 

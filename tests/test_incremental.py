@@ -703,6 +703,26 @@ def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
     assert _check(root, cache).stats["result_cache"] == "incremental"
 
 
+def test_a_moved_plan_that_would_walk_again_most_of_the_scan_is_a_full_scan(tmp_path, monkeypatch):
+    """Planned again after ContextsMoved, every region meets the unmoored cap: past REPLAN_MAX_STALE_TOPS of
+    the top units stale (and REPLAN_MIN_STALE_TOPS, 0 here for a small project) there is no second try (on a
+    large project it costs about a full scan, and may move again): a full scan, tracked, that says why, with a
+    full scan's findings."""
+    from compile_lint import engine
+    from compile_lint.reach import MAX_CONST_CONTEXTS
+
+    monkeypatch.setattr(engine, "REPLAN_MIN_STALE_TOPS", 0)
+    n = MAX_CONST_CONTEXTS + 1
+    root, cache, _ = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(n)})
+    _edit(root / "pkg" / "regions.py", "return f(0) + x", "return f(100) + x")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "miss"
+    why = got.stats["result_cache_miss"]
+    assert why.startswith("the edit moved which contexts of 1 functions come first") and f"{n + 1} of {n + 1}" in why
+    _edit(root / "pkg" / "regions.py", "return f(1) + x", "return f(1) + x + 1")
+    assert _check(root, cache).stats["result_cache"] == "incremental"  # the full scan left its state
+
+
 def test_a_context_met_before_the_cap_by_a_region_that_did_not_meet_it_plans_again(tmp_path):
     """A region between g3 and g4 that did not call f starts calling it with a new context: in a full scan that
     context is one of f's first, and g15's f(15) is widened (its hazard no longer certain).  The plan could not
