@@ -337,9 +337,9 @@ def _scan(options: ScanOptions) -> ScanResult:
             if plan is not None:
                 stale_tops = sum(1 for u in plan.stale if u in old.tops)
                 if stale_tops > max(REPLAN_MIN_STALE_TOPS, REPLAN_MAX_STALE_TOPS * len(old.tops)):
-                    full_because = (f"the edit moved which contexts of {len(moved)} functions come first, and "
-                                    f"planned again {stale_tops} of {len(old.tops)} file searches and region "
-                                    f"walks were stale (lint/tracking.py)")
+                    full_because = (f"the edit moved which contexts of {len(moved)} functions come first; planned "
+                                    f"again, {stale_tops} of {len(old.tops)} file searches and region walks "
+                                    f"would run again (lint/tracking.py)")
                     old = plan = None
             inc = Incremental(old, plan)
             program = finder = None

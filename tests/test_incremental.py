@@ -718,7 +718,7 @@ def test_a_moved_plan_that_would_walk_again_most_of_the_scan_is_a_full_scan(tmp_
     got = _check(root, cache)
     assert got.stats["result_cache"] == "miss"
     why = got.stats["result_cache_miss"]
-    assert why.startswith("the edit moved which contexts of 1 functions come first") and f"{n + 1} of {n + 1}" in why
+    assert why.startswith("the edit moved which contexts of 1 functions come first") and f"{n + 1} of {n + 1} " in why
     _edit(root / "pkg" / "regions.py", "return f(1) + x", "return f(1) + x + 1")
     assert _check(root, cache).stats["result_cache"] == "incremental"  # the full scan left its state
 
