@@ -4,7 +4,7 @@ Safe under concurrent runs: entries are written to a temporary file and renamed 
 sees a whole entry or none.  A corrupt entry is deleted and rebuilt, never trusted.
 
 The key is the file's content hash plus its module name; the directory is per analyzer version, summary format
-and a fingerprint of the indexer's own source (``index.py``, ``summary.py``), so a changed indexer never reads
+and a fingerprint of the indexer's own source (``index*.py``, ``summary.py``), so a changed indexer never reads
 an old summary.  Summaries are syntax only: they do not depend on torch or its trace rules (those are applied
 at walk time and cached on their own, keyed by interpreter and torch version: ``dynamo/trace_rules.py``).
 """
@@ -35,7 +35,7 @@ def file_stat(path: str):
 
 def _indexer_fingerprint() -> str:
     h = hashlib.blake2b(digest_size=6)
-    for name in ("index.py", "summary.py"):
+    for name in ("index.py", "index_expr.py", "index_func.py", "summary.py"):
         try:
             h.update((Path(__file__).parent / name).read_bytes())
         except OSError:  # a zipped install: the version and format still key the cache

@@ -13,10 +13,10 @@ import tokenize
 import warnings
 from typing import Optional
 
+from .index_expr import ExpressionIndexer, _const_str, _is_environ
+from .index_func import FuncBuilder
 from .summary import (
-    AttrLoad,
     Binding,
-    CallSite,
     ClassSummary,
     Effect,
     FunctionSummary,
@@ -26,21 +26,10 @@ from .summary import (
     import_raises,
 )
 
-MAX_SEQ_ITEMS = 64
-MAX_DICT_ITEMS = 256
 MAX_SOURCE_CHARS = 10_000_000  # larger files (generated tables) are skipped with the reason
-_MUTATING_METHODS = frozenset(
-    {"append", "extend", "update", "add", "pop", "popitem", "setdefault", "clear", "insert", "remove", "discard"}
-)
 _SUPPRESS_RE = re.compile(
     r"#\s*(?:compile-lint:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<codes>[A-Z0-9, ]+)\])?|noqa:\s*(?P<noqa>CL[0-9, CL]+))"
 )
-
-
-def _is_environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
-        isinstance(node, ast.Name) and node.id == "environ"
-    )
 
 
 def _property_accessor(node) -> Optional[str]:
@@ -51,13 +40,6 @@ def _property_accessor(node) -> Optional[str]:
                 and d.value.id == node.name:
             return d.attr
     return None
-
-
-def _may_run_getitem(n: ast.Subscript) -> bool:
-    """Whether ``x[k]`` is worth an effect: the read runs ``type(x).__getitem__``, a scanned method when ``x``
-    is an instance of a scanned class.  Slices and tuples of indices are tensor indexing, nearly always."""
-    return isinstance(n.value, (ast.Name, ast.Attribute, ast.Subscript)) and not isinstance(
-        n.slice, (ast.Slice, ast.Tuple))
 
 
 def _makes_instance(value) -> bool:
@@ -75,110 +57,8 @@ def _dotted_name(node) -> Optional[str]:
     return None
 
 
-def _const_str(node: ast.AST) -> Optional[str]:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
-
-_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _scope_names(body: list) -> tuple:
-    """(locals, globals) of a function body: the names it binds and the names it declares ``global``, not
-    counting nested scopes (a ``global`` in a nested function is that function's own).
-
-    One pass with its own child loop: ``ast.iter_child_nodes`` (a generator per node) made this, called for
-    every function, a third of the indexer's time."""
-    names: set = set()
-    globals_: set = set()
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        t = type(n)
-        if t is ast.Name:
-            if type(n.ctx) is not ast.Load:  # Store or Del
-                names.add(n.id)
-            continue
-        if t in _NEW_SCOPES:
-            names.add(n.name)
-            continue
-        if t is ast.Lambda or t is ast.Constant:
-            continue
-        if t is ast.Import or t is ast.ImportFrom:
-            for a in n.names:
-                names.add((a.asname or a.name).split(".")[0])
-            continue
-        if t is ast.Global:
-            globals_.update(n.names)
-            continue
-        if t is ast.ExceptHandler and n.name:
-            names.add(n.name)
-        for field in n._fields:
-            v = getattr(n, field, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast.AST))
-            elif isinstance(v, ast.AST):
-                stack.append(v)
-    return names, globals_
-
-
-_NO_NAMES: frozenset = frozenset()
-
-
-class _Func:
-    """Mutable builder for one FunctionSummary.
-
-    Its scope's names (``_scope_names``, a pass over the whole body) are worked out only when asked for: most
-    functions never assign a global or call a mutating method on a name, and a file without the word
-    ``global`` declares no global at all."""
-
-    def __init__(self, summary: FunctionSummary, body: Optional[list] = None, params: frozenset = _NO_NAMES,
-                 may_declare_global: bool = False):
-        self.s = summary
-        self._body = body
-        self._params = params
-        self._may_declare_global = may_declare_global
-        self._scope: Optional[tuple] = None
-        self.calls: list = []
-        self.attrs: dict = {}
-        self.effects: list = []
-        self.returns: list = []
-        self.return_guards: list = []
-        self.yields: list = []
-        self.locals: dict = {}
-        # in a `__new__`: the names (`obj`, `cls._instance`) bound to the instance it makes (`super().__new__(cls)`)
-        self.new_instances: set = set()
-
-    def add_local(self, name: str, expr) -> None:
-        self.locals.setdefault(name, []).append(expr)
-
-    def _names(self) -> tuple:
-        if self._scope is None:
-            local, globals_ = _scope_names(self._body) if self._body else (set(), set())
-            self._scope = (local | self._params, globals_)
-            self._body = None
-        return self._scope
-
-    @property
-    def global_names(self):
-        return self._names()[1] if self._may_declare_global else _NO_NAMES
-
-    def is_global(self, name: str) -> bool:
-        local, globals_ = self._names()
-        return name in globals_ or name not in local
-
-    def finish(self) -> FunctionSummary:
-        s = self.s
-        s.calls = tuple(self.calls)
-        s.attrs = tuple(self.attrs.values())
-        s.effects = tuple(self.effects)
-        s.returns = tuple(self.returns)
-        s.return_guards = tuple(self.return_guards)
-        s.yields = tuple(self.yields)
-        s.locals = {k: tuple(v) for k, v in self.locals.items()}
-        return s
-
-
-class Indexer:
+class Indexer(ExpressionIndexer):
     def __init__(self, module: str, path: str, is_package: bool):
         self.m = ModuleSummary(name=module, path=path, is_package=is_package)
         self.functions: dict = {}
@@ -190,284 +70,8 @@ class Indexer:
         self._shared_ids: set = set()
         self._may_declare_global = True  # run() looks at the source
 
-    # ----------------------------------------------------------------- expressions
-    def conv(self, node, fn: Optional[_Func] = None):
-        """AST expression -> Expr (see summary.py).  Lambdas become separate functions.
-
-        Memoised per node: collecting a chain like ``a.b.c.d()`` converts each prefix once, not once per
-        enclosing attribute."""
-        if node is None:
-            return ("const", None)
-        key = id(node)
-        hit = self._conv_memo.get(key)
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        out = self._share(self._conv(node, fn))
-        self._conv_memo[key] = (node, out)
-        return out
-
-    def _share(self, t: tuple) -> tuple:
-        """One object per distinct expression of the module (hash-consing): ``self``, ``torch.float16``,
-        ``self.config`` recur hundreds of times in a file, and summaries of a whole site-packages held 2 GB,
-        mostly such tuples.  Shared objects also pickle once per file.  Keys hold the children's identities
-        and the scalars' types, so ``("const", 1)`` and ``("const", True)`` (equal tuples) stay apart."""
-        parts = []
-        key = []
-        for x in t:
-            if type(x) is tuple:
-                if id(x) not in self._shared_ids:
-                    x = self._share(x)
-                key.append(id(x))
-            else:
-                key.append((type(x), x))
-            parts.append(x)
-        try:
-            shared = self._shared.setdefault(tuple(key), tuple(parts))
-        except TypeError:  # an unhashable constant: kept as it is
-            return t
-        self._shared_ids.add(id(shared))
-        return shared
-
-    def _conv(self, node, fn: Optional[_Func] = None):
-        t = type(node)
-        if t is ast.Name:
-            return ("name", node.id)
-        if t is ast.Attribute:
-            return ("attr", self.conv(node.value, fn), node.attr)
-        if t is ast.Call:
-            return (
-                "call",
-                self.conv(node.func, fn),
-                tuple(self.conv(a, fn) for a in node.args),
-                tuple((k.arg, self.conv(k.value, fn)) for k in node.keywords),
-            )
-        if t is ast.Constant:
-            v = node.value
-            if v is Ellipsis:
-                return ("unknown", "Ellipsis")
-            return ("const", v)
-        if t is ast.Subscript:
-            return ("sub", self.conv(node.value, fn), self.conv(node.slice, fn))
-        if t is ast.Dict:
-            if len(node.keys) > MAX_DICT_ITEMS:
-                return ("unknown", "bigdict")
-            return (
-                "dict",
-                tuple((self.conv(k, fn) if k is not None else None, self.conv(v, fn)) for k, v in zip(node.keys, node.values)),
-            )
-        if t in (ast.List, ast.Tuple, ast.Set):
-            if len(node.elts) > MAX_SEQ_ITEMS:
-                return ("unknown", "bigseq")
-            return ("seq", t.__name__.lower(), tuple(self.conv(e, fn) for e in node.elts))
-        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
-            return ("comp", self.conv(node.elt, fn))
-        if t is ast.DictComp:
-            return ("comp", self.conv(node.value, fn))
-        if t is ast.Lambda:
-            return ("func", self.lambda_function(node, fn))
-        if t is ast.BinOp:
-            return ("binop", type(node.op).__name__, self.conv(node.left, fn), self.conv(node.right, fn))
-        if t is ast.Compare:
-            return (
-                "cmp",
-                self.conv(node.left, fn),
-                tuple((type(o).__name__, self.conv(c, fn)) for o, c in zip(node.ops, node.comparators)),
-            )
-        if t is ast.BoolOp:
-            return ("bool", "and" if isinstance(node.op, ast.And) else "or", tuple(self.conv(v, fn) for v in node.values))
-        if t is ast.UnaryOp:
-            if isinstance(node.op, ast.Not):
-                return ("not", self.conv(node.operand, fn))
-            if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(
-                node.operand.value, (int, float)
-            ):
-                return ("const", -node.operand.value)
-            return ("unknown", "UnaryOp")
-        if t is ast.IfExp:
-            return ("ifexp", self.conv(node.test, fn), self.conv(node.body, fn), self.conv(node.orelse, fn))
-        if t is ast.JoinedStr:
-            parts = []
-            for v in node.values:
-                if isinstance(v, ast.Constant):
-                    parts.append(("const", v.value))
-                elif isinstance(v, ast.FormattedValue):
-                    parts.append(self.conv(v.value, fn))
-            return ("fstr", tuple(parts))
-        if t is ast.NamedExpr:
-            return self.conv(node.value, fn)
-        if t is ast.Await:
-            return self.conv(node.value, fn)
-        if t is ast.Starred:
-            return ("starred", self.conv(node.value, fn))
-        if t is ast.Slice and node.step is None and all(
-                b is None or isinstance(b, ast.Constant) and type(b.value) is int for b in (node.lower, node.upper)):
-            # `ls[1:3]`: the bounds kept, for a list literal's positions (evaluate.py: _subscript)
-            return ("unknown", "Slice", *(None if b is None else b.value for b in (node.lower, node.upper)))
-        return ("unknown", t.__name__)
-
-    # ------------------------------------------------------------ call collection
-    def collect(self, node, fn: _Func, guards: tuple, in_try: bool) -> None:
-        """Record the calls, attribute reads and effects inside one expression."""
-        stack = [(node, guards)]
-        while stack:
-            n, g = stack.pop()
-            if n is None:
-                continue
-            t = type(n)
-            if t is ast.Call:
-                fn.calls.append(
-                    CallSite(
-                        func=self.conv(n.func, fn),
-                        args=self._share(tuple(self.conv(a, fn) for a in n.args)),
-                        kwargs=self._share(tuple((k.arg, self.conv(k.value, fn)) for k in n.keywords)),
-                        line=n.lineno,
-                        col=n.col_offset,
-                        end_line=n.end_lineno or n.lineno,
-                        end_col=n.end_col_offset or n.col_offset,
-                        guards=g,
-                        in_try=in_try,
-                    )
-                )
-                f = n.func
-                if isinstance(f, ast.Attribute):
-                    self._note_env_call(f, n)
-                    self._note_mutating_call(f, fn, n, g)
-                    self._note_self_container_add(f, fn, n)
-                    self._note_local_container_add(f, fn, n)
-                    stack.append((f.value, g))
-                elif isinstance(f, ast.Name):
-                    self._note_self_setattr(f, fn, n)
-                else:
-                    stack.append((f, g))
-                stack.extend((a, g) for a in n.args)
-                stack.extend((k.value, g) for k in n.keywords)
-            elif t is ast.Attribute:
-                if isinstance(n.ctx, ast.Load):
-                    base = self.conv(n.value, fn)
-                    key = (base, n.attr, g)
-                    if key not in fn.attrs:
-                        fn.attrs[key] = AttrLoad(base, n.attr, n.lineno, n.col_offset, g)
-                stack.append((n.value, g))
-            elif t is ast.Lambda:
-                self.lambda_function(n, fn)
-            elif t is ast.IfExp:
-                test = self.conv(n.test, fn)
-                stack.append((n.test, g))
-                stack.append((n.body, g + (Guard(test, True, n.lineno),)))
-                stack.append((n.orelse, g + (Guard(test, False, n.lineno),)))
-            elif t is ast.Compare:
-                for op, comp in zip(n.ops, n.comparators):
-                    if isinstance(op, (ast.In, ast.NotIn)):
-                        fn.effects.append(
-                            Effect("contains", (self.conv(comp, fn), self.conv(n.left, fn)), n.lineno, n.col_offset, g)
-                        )
-                stack.append((n.left, g))
-                stack.extend((c, g) for c in n.comparators)
-            elif t is ast.Subscript:
-                if isinstance(n.ctx, ast.Load) and (_is_environ(n.value) or _may_run_getitem(n)):
-                    fn.effects.append(
-                        Effect("subscript", (self.conv(n.value, fn), self.conv(n.slice, fn)), n.lineno, n.col_offset, g)
-                    )
-                stack.append((n.value, g))
-                stack.append((n.slice, g))
-            elif t is ast.NamedExpr:
-                fn.add_local(n.target.id, self.conv(n.value, fn))
-                stack.append((n.value, g))
-            elif t in (ast.Yield, ast.YieldFrom):
-                if n.value is not None:
-                    value = self.conv(n.value, fn)  # `yield from x` yields x's elements
-                    fn.yields.append(("iter", value) if t is ast.YieldFrom else value)
-                    stack.append((n.value, g))
-            elif t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
-                for gen in n.generators:
-                    stack.append((gen.iter, g))
-                    stack.extend((c, g) for c in gen.ifs)
-                    if isinstance(gen.target, ast.Name):
-                        fn.add_local(gen.target.id, ("iter", self.conv(gen.iter, fn)))
-                if t is ast.DictComp:
-                    stack.append((n.key, g))
-                    stack.append((n.value, g))
-                else:
-                    stack.append((n.elt, g))
-            else:  # the expression children, in field order (ast.iter_child_nodes, without a generator per node)
-                for field in n._fields:
-                    v = getattr(n, field, None)
-                    if type(v) is list:
-                        stack.extend((c, g) for c in v if isinstance(c, ast.expr))
-                    elif isinstance(v, ast.expr):
-                        stack.append((v, g))
-
-    def _note_env_call(self, f: ast.Attribute, call: ast.Call) -> None:
-        if _is_environ(f.value) and call.args:
-            key = _const_str(call.args[0])
-            if key is not None:
-                if f.attr == "setdefault":
-                    self.env_set.add(key)
-                elif f.attr == "pop":
-                    self.env_removed.add(key)
-        elif isinstance(f.value, ast.Name) and f.value.id == "os" and call.args:
-            key = _const_str(call.args[0])
-            if key is not None and f.attr == "putenv":
-                self.env_set.add(key)
-            elif key is not None and f.attr == "unsetenv":
-                self.env_removed.add(key)
-
-    def _note_self_container_add(self, f: ast.Attribute, fn: _Func, call: ast.Call) -> None:
-        """`self.layer.append(T5LayerFF(config))` (transformers' T5Block, diffusers' FeedForward `self.net`):
-        the container an instance attribute holds gains what is appended, inserted or extended -- recorded as
-        one more value of the attribute, the list of those elements, beside what `self.layer = ...` stored."""
-        v = f.value
-        owner = fn.s.class_name
-        if not (isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and fn.s.params
-                and v.value.id == fn.s.params[0] and owner in self.classes):
-            return
-        added = self._container_added(f, fn, call)
-        if added is not None:
-            c = self.classes[owner]
-            c.self_attrs[v.attr] = c.self_attrs.get(v.attr, ()) + ((added, fn.s.qualname),)
-
-    def _note_local_container_add(self, f: ast.Attribute, fn: _Func, call: ast.Call) -> None:
-        """`attentions = []`, then `attentions.append(Transformer2DModel(...))` in a loop, then
-        `self.attentions = nn.ModuleList(attentions)` (diffusers' CrossAttnDownBlock2D): the list a local
-        name holds gains what is appended, inserted or extended -- one more value of the local, the list of
-        those elements, beside what `attentions = ...` assigned (flow-insensitively, as every local)."""
-        v = f.value
-        if not isinstance(v, ast.Name) or v.id in fn._params or fn.is_global(v.id):
-            return
-        added = self._container_added(f, fn, call)
-        if added is not None:
-            fn.add_local(v.id, added)
-
-    def _container_added(self, f: ast.Attribute, fn: _Func, call: ast.Call):
-        """What ``container.append(x)`` / ``.insert(i, x)`` / ``.extend(xs)`` adds, as a list expression."""
-        if call.keywords:
-            return None
-        if f.attr == "append" and len(call.args) == 1:
-            return ("seq", "list", (self.conv(call.args[0], fn),))
-        if f.attr == "insert" and len(call.args) == 2:
-            return ("seq", "list", (self.conv(call.args[1], fn),))
-        if f.attr == "extend" and len(call.args) == 1:
-            return self.conv(call.args[0], fn)
-        return None
-
-    def _note_self_setattr(self, f: ast.Name, fn: _Func, call: ast.Call) -> None:
-        """`setattr(self, "impl", Impl())` with a constant name in a method is `self.impl = Impl()`."""
-        owner = fn.s.class_name
-        if f.id != "setattr" or len(call.args) != 3 or call.keywords or not fn.s.params or owner not in self.classes:
-            return
-        obj, name = call.args[0], _const_str(call.args[1])
-        if not (isinstance(obj, ast.Name) and obj.id == fn.s.params[0]) or name is None or not name.isidentifier():
-            return
-        c = self.classes[owner]
-        c.self_attrs[name] = c.self_attrs.get(name, ()) + ((self.conv(call.args[2], fn), fn.s.qualname),)
-
-    def _note_mutating_call(self, f: ast.Attribute, fn: _Func, call: ast.Call, g: tuple) -> None:
-        if f.attr in _MUTATING_METHODS and isinstance(f.value, ast.Name) and fn.is_global(f.value.id):
-            if f.value.id not in ("os", "self", "cls"):
-                fn.effects.append(Effect("mutate", f.value.id, call.lineno, call.col_offset, g))
-
     # ------------------------------------------------------------------ statements
-    def block(self, stmts: list, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary] = None) -> None:
+    def block(self, stmts: list, fn: FuncBuilder, guards: tuple, in_try: bool, cls: Optional[ClassSummary] = None) -> None:
         for st in stmts:
             self.stmt(st, fn, guards, in_try, cls)
             if isinstance(st, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
@@ -481,7 +85,7 @@ class Indexer:
                 # holds (vLLM's MoE-only quant-method helpers return nothing for a linear layer)
                 guards = guards + (Guard(self.conv(st.test, fn), True, st.lineno, True),)
 
-    def stmt(self, st, fn: _Func, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
+    def stmt(self, st, fn: FuncBuilder, guards: tuple, in_try: bool, cls: Optional[ClassSummary]) -> None:
         t = type(st)
         at_module = fn.s.qualname == "<module>" and cls is None
         if t in (ast.FunctionDef, ast.AsyncFunctionDef):
@@ -623,7 +227,7 @@ class Indexer:
             return
         # Global / Nonlocal / Pass / Break / Continue: nothing to record
 
-    def assign_target(self, tgt, value, fn: _Func, guards, cls, at_module: bool, st) -> None:
+    def assign_target(self, tgt, value, fn: FuncBuilder, guards, cls, at_module: bool, st) -> None:
         if isinstance(tgt, ast.Name):
             if at_module:
                 self.bind(tgt.id, Binding("assign", value, st.lineno, guards))
@@ -683,7 +287,7 @@ class Indexer:
                 self.store(root, tuple(self.conv(k, fn) for k in path), value, fn, at_module, st.lineno, guards)
             self.mutation_target(tgt, fn, guards, st)
 
-    def mutation_target(self, tgt, fn: _Func, guards, st, augmented: bool = False) -> None:
+    def mutation_target(self, tgt, fn: FuncBuilder, guards, st, augmented: bool = False) -> None:
         """`G[k] = v`, `G.a = v`, `G += 1` (declared global): mutation of module state.  In a function, a
         store into an object also runs its class's `__setitem__` / `__setattr__` (transformers' ModelOutput
         defines both): an effect, for the walk to enter a scanned one."""
@@ -709,7 +313,7 @@ class Indexer:
         if fn.is_global(name) and name not in ("os",):
             fn.effects.append(Effect("mutate", name, st.lineno, st.col_offset, guards))
 
-    def imports(self, st, fn: _Func, guards, at_module: bool) -> None:
+    def imports(self, st, fn: FuncBuilder, guards, at_module: bool) -> None:
         if isinstance(st, ast.Import):
             for a in st.names:
                 if a.asname:
@@ -756,14 +360,14 @@ class Indexer:
     def bind(self, name: str, b: Binding) -> None:
         self.m.bindings[name] = self.m.bindings.get(name, ()) + (b,)
 
-    def store(self, name: str, keys: tuple, value, fn: _Func, at_module: bool, line: int, guards: tuple) -> None:
+    def store(self, name: str, keys: tuple, value, fn: FuncBuilder, at_module: bool, line: int, guards: tuple) -> None:
         """``name[k1][k2] = value`` on a module-level container (ModuleSummary.stores)."""
         where = None if at_module else fn.s.qualname
         b = Binding("store", (keys, value, where), line, guards)
         self.m.stores[name] = self.m.stores.get(name, ()) + (b,)
 
     # ------------------------------------------------------------ definitions
-    def _params(self, args: ast.arguments, fn: Optional[_Func]):
+    def _params(self, args: ast.arguments, fn: Optional[FuncBuilder]):
         pos = [a.arg for a in args.posonlyargs + args.args]
         ann = {}
         for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -784,7 +388,7 @@ class Indexer:
             defaults,
         )
 
-    def _new_func(self, qual, name, node, params, parent_fn, cls, is_lambda=False) -> _Func:
+    def _new_func(self, qual, name, node, params, parent_fn, cls, is_lambda=False) -> FuncBuilder:
         pos, kwonly, vararg, kwarg, ann, defaults = params
         body = node.body if isinstance(node.body, list) else [node.body]
         s = FunctionSummary(
@@ -802,7 +406,7 @@ class Indexer:
             parent=parent_fn.s.qualname if parent_fn is not None and parent_fn.s.qualname != "<module>" else None,
             is_lambda=is_lambda,
         )
-        return _Func(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
+        return FuncBuilder(s, body, frozenset(pos + kwonly + tuple(n for n in (vararg, kwarg) if n)),
                      self._may_declare_global)
 
     def _branch_def_suffix(self, st, at_module: bool, guards: tuple) -> str:
@@ -817,7 +421,7 @@ class Indexer:
             return f"@{st.lineno}"
         return ""
 
-    def function(self, node, parent_fn: _Func, cls: Optional[ClassSummary], accessor: Optional[str] = None,
+    def function(self, node, parent_fn: FuncBuilder, cls: Optional[ClassSummary], accessor: Optional[str] = None,
                  suffix: str = "") -> str:
         if cls is not None:
             # a property's setter / deleter is a function of its own: the name stays the getter's
@@ -836,7 +440,7 @@ class Indexer:
         self.functions[qual] = fn.finish()
         return qual
 
-    def lambda_function(self, node: ast.Lambda, parent_fn: Optional[_Func]) -> str:
+    def lambda_function(self, node: ast.Lambda, parent_fn: Optional[FuncBuilder]) -> str:
         prefix = parent_fn.s.qualname + "." if parent_fn is not None and parent_fn.s.qualname != "<module>" else ""
         qual = f"{prefix}<lambda>@{node.lineno}:{node.col_offset}"
         if qual in self.functions:
@@ -848,7 +452,7 @@ class Indexer:
         self.functions[qual] = fn.finish()
         return qual
 
-    def klass(self, node: ast.ClassDef, parent_fn: _Func, outer: Optional[ClassSummary]) -> str:
+    def klass(self, node: ast.ClassDef, parent_fn: FuncBuilder, outer: Optional[ClassSummary]) -> str:
         if outer is not None:
             qual = f"{outer.qualname}.{node.name}"
         elif parent_fn.s.qualname != "<module>":
@@ -872,7 +476,7 @@ class Indexer:
     def run(self, tree: ast.Module, source: str) -> ModuleSummary:
         top = FunctionSummary(qualname="<module>", name="<module>", line=1, end_line=len(source.splitlines()) or 1)
         self._may_declare_global = "global" in source
-        fn = _Func(top)
+        fn = FuncBuilder(top)
         self.block(tree.body, fn, (), False)
         self.functions["<module>"] = fn.finish()
         self.m.functions = self.functions
