@@ -567,7 +567,7 @@ def _calls_moved(old: list, new: list):
 def _same_condition(c, d) -> bool:
     """Whether two conditions of a call (equal as Conditions: path, line, text) are the same to the walk: the
     same expression and polarity, or for one of a call's several callees (ALTERNATIVE), the same but for the
-    column of the call, which only keys the fold of the callees within one walk (reach._all_alternatives)."""
+    column of the call, which only keys the fold of the callees within one walk (reach_conditions.all_alternatives)."""
     if c.polarity != d.polarity:
         return False
     a, b = c.expr, d.expr

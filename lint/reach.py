@@ -33,24 +33,19 @@ from .contexts import ContextCaps
 from .dynamo import model
 from .dynamo.verdicts import load_verdicts
 from .exprtext import condition as condition_text
-from .findings import ALTERNATIVE, BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, RegionRef
+from .findings import BEHIND_DISABLE, CONDITIONAL_WRAPPER, Condition, RegionRef
 from .hashonce import HashedTuple
 from .implicit import ImplicitCallsMixin
-from .program import Program, Scope, dotted, split_id
+from .program import Program, Scope, split_id
 from .reach_actions import CLOSURE, ActionsMixin
 from .reach_actions import module_of  # noqa: F401  (re-exported: tests, tools)
+from .reach_conditions import (all_alternatives, dedup, either_certain, fold_alternatives, path_condition,
+                               self_fact)
+from .reach_hooks import ModuleHooksMixin
 from .reach_replay import ReplayMixin, WalkLog
 from .reach_report import BuiltPaths, ReportMixin
 from .regions import Region
-from .summary import Guard
-from .values import (
-    Const,
-    Func,
-    Instance,
-    SeqVal,
-    TupleVal,
-    ordered,
-)
+from .values import Const, Func, Instance, SeqVal, TupleVal
 
 
 @dataclass
@@ -78,7 +73,6 @@ class ReachStats:
 _CHILD, _HAZARD, _REPORT = "child", "hazard", "report"
 
 MAX_CONST_PARAMS = 6
-MAX_FOLDED_PATHS = 16  # paths to one hazard compared for opposite branches (_fold_alternatives)
 MAX_CONST_ALTERNATIVES = 4
 MAX_CONST_CONTEXTS = 16  # distinct constant contexts per function (Reach._const_args)
 
@@ -91,7 +85,7 @@ def _simple_const(v) -> bool:
     return False
 
 
-class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
+class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, ReplayMixin):
     def __init__(self, program: Program, trace_rules=None, import_roots=(), torch_version=None,
                  show_disabled: bool = False):
         self.p = program
@@ -169,7 +163,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         if res is not None and open_:
             mod = self.p.module(split_id(node.fid)[0])
             path = mod.path if mod else ""
-            res = tuple(_condition(path, g, act, t == g.polarity if assumed else None, assumed)
+            res = tuple(path_condition(path, g, act, t == g.polarity if assumed else None, assumed)
                         for g, t, assumed in open_)
         self._guard_memo[key] = res
         return res
@@ -208,7 +202,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
         # node -> (frames from the region down to it, indices of cached frames): _frames
         prefixes: dict = BuiltPaths() if log is not None else {}
         conds_of: dict = {}  # node -> the undecided conditions on its path (empty for the certain ones)
-        alternatives_seen: dict = {}  # which callees of a many-callee call led to a node: _all_alternatives
+        alternatives_seen: dict = {}  # which callees of a many-callee call led to a node: all_alternatives
         # node -> what the guards on its path say of its `self` (_self_facts): `if self.merged: self.unmerge()`
         # makes unmerge's `if not self.merged: warnings.warn(...)` dead (peft's LoRA layers)
         self_facts: dict = {}
@@ -248,7 +242,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                     return
             own_conds = conds[here:]  # this call's own guards (before a fold can shorten the path's)
             if step == _CHILD:
-                folded = _all_alternatives(alternatives_seen, what, conds) if conds else None
+                folded = all_alternatives(alternatives_seen, what, conds) if conds else None
                 if folded is not None:
                     conds = folded
                 if what not in parent:
@@ -264,7 +258,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                     # again as such
                     # only to certainty (none left): a node is walked again at most once, so a library reached
                     # on many paths under many conditions costs one walk more, not one per combination
-                    if _either_certain(conds_of[what], conds):
+                    if either_certain(conds_of[what], conds):
                         if events is not None and what in prefixes:
                             log.early[what] = prefixes.by[what]  # its path was built from the link it had
                         parent[what] = (node, act)
@@ -274,9 +268,9 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                         if events is not None:
                             events.append((at, what, parent[what], (), self_facts[what]))
             else:
-                emit(self._reporter(step, what, act, node, ctx), _dedup(conds))
+                emit(self._reporter(step, what, act, node, ctx), dedup(conds))
 
-        redo: dict = {}  # id(finding) -> the report again, under other conditions (_fold_alternatives)
+        redo: dict = {}  # id(finding) -> the report again, under other conditions (fold_alternatives)
 
         def emit(report, conds: tuple) -> None:
             found = report(conds)
@@ -333,7 +327,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
             log.hooks = hooks
         at = -1
         enter(hooks)
-        return findings + _fold_alternatives(findings, redo)
+        return findings + fold_alternatives(findings, redo)
 
     def _variant(self, predicates: dict, region: Region) -> HashedTuple:
         """What a walk's steps of a node depend on besides the node (its predicates, fullgraph): one object per
@@ -351,18 +345,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
 
     def _reporter(self, step, what, act: Action, node: Node, ctx):
         """How a hazard or report step is reported under some conditions (kept to report it again when its
-        paths fold: _fold_alternatives)."""
+        paths fold: fold_alternatives)."""
         if step == _HAZARD:
             return lambda c: self._hazard(act, node, ctx, c)
         return lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c)
-
-    def _hooks_registered_in(self, node: Node) -> list:
-        """[(hook node, (Condition,))] for each module hook ``node``'s function registers."""
-        if not self._registers_hooks(node.fid):
-            return []
-        text = f"the module that `{dotted(node.fid)}` hooks is called after the hook is registered"
-        return [(Node(hook, None), (cond,)) for hook, cond in self._hook_registrations(
-            node.fid, lambda: self.scope_of(node.fid, node.self_cls, node.consts), text)]
 
     def _alternative_label(self, fid: str) -> str:
         """How a condition names one of a call's callees: its qualified name, or for a module-level function
@@ -375,39 +361,12 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                 return f"the {name} defined if {' and '.join(condition_text(g) for g in b.guards)}"
         return qual
 
-    def _registers_hooks(self, fid: str) -> bool:
-        """Whether function ``fid`` calls ``x.register_forward_hook(fn)`` (or ``_pre_hook``) at all: the last
-        phase of every walk asks it of each node reached, and hardly any does.  Memoised per function; under
-        incremental analysis the answer is a unit of its own (lint/tracking.py), like a function's actions."""
-        if fid in self._hook_sites_memo:
-            return self._hook_sites_memo[fid]
-        f = self.p.function(fid)
-        found = f is not None and bool(_hook_sites(f))
-        self._hook_sites_memo[fid] = found
-        return found
-
-    def _hook_registrations(self, fid: str, scope_of, text: str) -> list:
-        """[(hook function id, Condition(text))] for each ``x.register_forward_hook(fn)`` (or ``_pre_hook``) in
-        function ``fid``, ``fn`` evaluated in ``scope_of()``."""
-        f = self.p.function(fid)
-        sites = _hook_sites(f) if f is not None else []
-        if not sites:
-            return []
-        scope = scope_of()
-        mod = self.p.module(split_id(fid)[0])
-        out = []
-        for site in sites:
-            cond = Condition(mod.path if mod else "", site.line, text, ("unknown", text), True)
-            out += [(hv.id, cond) for hv in ordered(self.p.eval(site.args[0], scope))
-                    if isinstance(hv, Func) and self.p.function(hv.id) is not None]
-        return out
-
     def _self_facts(self, node: Node, conds: tuple) -> list:
         """Each condition of ``node``'s own guards as (expression with its ``self`` spelled ``<self>``, the
         truth it needs), or (None, None) where it does not test an attribute of ``self``."""
         f = self.p.function(node.fid)
         me = f.params[0] if f is not None and f.params and f.class_name else None
-        return [_self_fact(c, me) for c in conds]
+        return [self_fact(c, me) for c in conds]
 
     def _facts_for_callee(self, node: Node, child: Node, act: Action, known, conds: tuple) -> frozenset:
         """What the callee may assume of its ``self``: the caller's facts and the call's own guards on ``self``
@@ -446,27 +405,6 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ReplayMixin):
                         for w in fv.wrappers]
             if self_cls is not None:
                 out += [(Node(hook, None), (cond,)) for hook, cond in self._registered_hooks(self_cls)]
-        return out
-
-    def _registered_hooks(self, cid: str) -> list:
-        """The module hooks the class's own methods register (transformers' ``enable_input_require_grads``:
-        ``input_embeddings.register_forward_hook(make_inputs_require_grads)``, which gradient checkpointing
-        calls before training): they run inside the compiled forward -- where that method ran before compiling,
-        which the walk cannot know, so each is an entry under that condition.  [(hook id, Condition)]"""
-        if cid in self._hooks_memo:
-            return self._hooks_memo[cid]
-        out = []
-        for c_id in self.p.mro(cid):
-            c = self.p.klass(c_id) if ":" in c_id else None
-            if c is None:
-                continue
-            mod = split_id(c_id)[0]
-            for qual in c.methods.values():
-                fid = f"{mod}:{qual}"
-                out += self._hook_registrations(
-                    fid, lambda fid=fid: Scope(mod, self.p.function(fid), fid, cid),
-                    f"`{qual}` registered it as a module hook before compiling")
-        self._hooks_memo[cid] = out = sorted(set(out), key=lambda hc: (hc[0], hc[1].line))
         return out
 
     def _default_consts(self, fid: str, self_cls: Optional[str]) -> tuple:
@@ -620,15 +558,6 @@ def _breaks_at_disable(fv: Func, node: Node) -> bool:
     return "disabled" in fv.flags and not node.mode.startswith("tracetime")
 
 
-# the nn.Module methods that register a function to run around the module's forward
-_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
-
-
-def _hook_sites(f) -> list:
-    """The call sites of function summary ``f`` that register a module hook: ``x.register_forward_hook(fn)``."""
-    return [s for s in f.calls_named(*_HOOK_REGISTRATIONS) if s.func[0] == "attr" and s.args]
-
-
 def _closed_functions(fv: Func) -> tuple:
     """What a closure closed over that decides what it calls: the names bound to functions, or to tuples and
     lists of them (transformers' ``and_masks(*mask_functions)`` returns ``and_mask``, which calls each) --
@@ -650,146 +579,3 @@ def _closed_functions(fv: Func) -> tuple:
         return frozenset(out)
 
     return tuple((k, fs) for k, vs in (fv.closure or ()) if (fs := functions(vs)))
-
-
-def _self_fact(c: Condition, me: Optional[str]) -> tuple:
-    """(``self.merged`` as ``<self>.merged``, True) for a condition ``self.merged`` / ``not self.merged``
-    (False) / ``self.x is None`` kept as it is; (None, None) for any other."""
-    e, pol = c.expr, c.polarity
-    if not me or not isinstance(e, tuple) or not e:
-        return (None, None)
-    while e[0] == "not":
-        e, pol = e[1], not pol
-    spelled = _respell_self(e, me)
-    return (spelled, pol) if spelled is not None else (None, None)
-
-
-def _respell_self(e, me: str):
-    """``e`` with its root ``me`` (a method's first parameter) spelled ``<self>``; None unless ``e`` is an
-    attribute chain on it (``self.a.b``) or a comparison of one with a constant."""
-    if e[0] == "attr":
-        if e[1] == ("name", me):
-            return ("attr", ("name", "<self>"), e[2])
-        inner = _respell_self(e[1], me)
-        return ("attr", inner, e[2]) if inner is not None and inner[0] == "attr" else None
-    if e[0] == "cmp" and len(e[2]) == 1 and e[2][0][1][0] == "const":
-        left = _respell_self(e[1], me)
-        return ("cmp", left, e[2]) if left is not None and left[0] == "attr" else None
-    return None
-
-
-def _condition(path: str, g: Guard, act: Action, by_default: Optional[bool] = None,
-               assumed: frozenset = frozenset()) -> Condition:
-    """The Condition a guard the walk did not decide puts on the path.  A guard the configuration defaults
-    decide (``assumed``) says which: ``by_default`` True -- the default configuration takes this way (``assumes
-    T5Config.feed_forward_proj = 'relu'``); False -- only another configuration does."""
-    c = g.cond
-    if c[0] == "unknown" and len(c) == 6 and c[2] == ALTERNATIVE:
-        # one of a call's callees: the site and their number are the branch, the callee is the way it goes
-        return Condition(path, g.line or act.line, c[1], (ALTERNATIVE, path, c[3], c[4]), c[5])
-    text = condition_text(g)
-    if assumed:
-        defaults = ", ".join(sorted(assumed))
-        text += f" (assumes the default {defaults})" if by_default else f" (not the default {defaults})"
-    return Condition(path, g.line or act.line, text, g.cond, g.polarity)
-
-
-def _all_alternatives(seen: dict, node, conds: tuple) -> Optional[tuple]:
-    """``node`` reached under ``conds``; ``seen`` remembers, per (node, the other conditions, call site), which
-    callees of a site with several led here.  When every one of them has (``get_fp4_quantization_module``'s
-    ``backend_modules[backend]()``: each of the 8 generators probes ``nvcc``), the site's condition is no
-    condition: the other conditions are returned, else None.
-
-    Only a fold that leaves at most one condition can change the walk: ``walk`` takes a node again only once
-    no condition is left on it (_either_certain), so a path with three distinct conditions or more is not
-    counted.  Counting every path -- a key of all its other conditions per alternative on it, some 30 deep
-    through flashinfer's JIT loaders -- took a quarter of a scan of the benchmark site (user time 175 s -> 129 s
-    side by side with the same findings)."""
-    if len(conds) > 2 and _three_distinct(conds):
-        return None
-    for c in conds:
-        if not (c.expr and c.expr[0] == ALTERNATIVE):
-            continue
-        rest = tuple(x for x in conds if x is not c)
-        got = seen.setdefault((node, rest, c.expr), set())
-        got.add(c.polarity)
-        if len(got) >= c.expr[3]:
-            return rest
-    return None
-
-
-def _dedup(conds: tuple) -> tuple:
-    """The path's conditions, each once, in path order (a guard met twice on the way is one condition)."""
-    if len(conds) < 2:
-        return conds
-    return tuple(dict.fromkeys(conds))
-
-
-def _fold_alternatives(findings: list, redo: dict) -> list:
-    """One hazard reached on several paths of a region, each under its own conditions (``load("a")`` under
-    ``if aot:``, ``load("b")`` under ``else:``): the hazard is met when any of them holds.  Where that is fewer
-    conditions (none at all, for both branches of one ``if``), the hazard is reported again with them; the
-    engine keeps the most certain report."""
-    groups: dict = {}
-    for f in findings:
-        if f.conditions and id(f) in redo:
-            groups.setdefault((f.rule, f.path, f.line, f.fix_point), []).append(f)
-    extra = []
-    for group in groups.values():
-        if len(group) < 2:
-            continue
-        # one round over the pairs of the first few paths: a fold of folds could grow without end on a
-        # library whose hazards are reached on hundreds of paths (flashinfer's JIT loaders)
-        sets = {f.conditions: f for f in group[:MAX_FOLDED_PATHS]}
-        have = set(sets)
-        folded = {}
-        for a in have:
-            for b in have:
-                if a != b:
-                    both = _either(a, b)
-                    if both is not None and both not in have:
-                        folded.setdefault(both, sets[a])
-        if folded:
-            best = min(folded, key=len)
-            if len(best) < min(len(c) for c in have):
-                extra += redo[id(folded[best])](best)
-    return extra
-
-
-def _either_certain(old: tuple, new: tuple) -> bool:
-    """Whether a node reached under ``old`` (some conditions) or under ``new`` is reached whatever holds:
-    ``_either(old, new) == ()`` without building sets of two long paths -- ``new`` is no condition, or each is
-    one condition (however often met) and the two are one branch taken both ways."""
-    if not new:
-        return True
-    a, b = old[0], new[0]
-    # (the second element first: on a long path of distinct conditions, one comparison says no)
-    return (len(old) == 1 or (old[1] == a and old.count(a) == len(old))) \
-        and (len(new) == 1 or (new[1] == b and new.count(b) == len(new))) and a.opposes(b)
-
-
-def _three_distinct(conds: tuple) -> bool:
-    """Whether ``conds`` holds three different conditions: usually its first three, so a few comparisons
-    instead of hashing a whole path into a set."""
-    first, second = conds[0], None
-    for c in conds:
-        if c is first or c == first:
-            continue
-        if second is None:
-            second = c
-        elif c is not second and c != second:
-            return True
-    return False
-
-
-def _either(old: tuple, new: tuple) -> Optional[tuple]:
-    """The conditions under which a node reached under ``old`` or under ``new`` is reached, when that is
-    fewer conditions than ``old`` (else None): ``new`` itself when it asks for less (a subset), or what both
-    share when they differ only by one branch taken both ways."""
-    so, sn = set(old), set(new)
-    if sn < so:
-        return _dedup(new)
-    only_old, only_new = so - sn, sn - so
-    if len(only_old) == 1 and len(only_new) == 1 and next(iter(only_old)).opposes(next(iter(only_new))):
-        return tuple(c for c in old if c in sn)
-    return None

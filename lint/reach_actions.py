@@ -99,7 +99,7 @@ def _alternatives(acts: list, site, label=lambda fid: split_id(fid)[1]) -> list:
     for a in acts:
         if a.kind == "enter" and a.detail != IMPLICIT:
             # ("unknown", text, ALT, the site, how many, which): Reach._undecided makes it a Condition that
-            # Reach._all_alternatives can fold once every one of the site's callees led to the same place
+            # reach_conditions.all_alternatives can fold once every one of the site's callees led to the same place
             text = f"`{spelled}` is {labels[a.target.id]} (one of {len(targets)})"
             why = Guard(("unknown", text, ALTERNATIVE, (site.line, site.col, spelled), len(targets), a.target.id),
                         True, site.line)

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .reach_conditions import dedup, fold_alternatives
+
 _MISS = object()
 
 
@@ -166,7 +168,7 @@ class _Replay:
         self.conds_of: dict = {}
         self.self_facts: dict = {}
         self.ctx = (self.parent, self.prefixes, region, region_ref)
-        self.redo: dict = {}  # id(finding) -> its report again under other conditions (_fold_alternatives)
+        self.redo: dict = {}  # id(finding) -> its report again under other conditions (fold_alternatives)
         self.findings: list = []
         # node -> (its steps now, None if they are the logged ones else {index now: index logged})
         self.steps_of: dict = {}
@@ -226,11 +228,10 @@ class _Replay:
     # ------------------------------------------------------------------ reports
     def report(self, node, step, what, act, conds: tuple) -> None:
         """``take`` of a hazard or report step (Reach.walk)."""
-        from .reach import _dedup
 
         conds = self.against_facts(node, conds, self.self_facts.get(node), len(self.conds_of[node]))
         if conds is not None:
-            self.emit(node, step, what, act, _dedup(conds))
+            self.emit(node, step, what, act, dedup(conds))
 
     def emit(self, node, step, what, act, conds: tuple) -> list:
         reporter = self.reach._reporter(step, what, act, node, self.ctx)
@@ -245,9 +246,8 @@ class _Replay:
         self.report(node, step, what, act, conds)
 
     def result(self) -> list:
-        from .reach import _fold_alternatives
 
-        return self.findings + _fold_alternatives(self.findings, self.redo)
+        return self.findings + fold_alternatives(self.findings, self.redo)
 
     # ------------------------------------------------------------------ the walk
     def take_deferred(self, up_to_call: bool) -> bool:
@@ -379,7 +379,7 @@ class _KeepingReplay(_Replay):
     finding's ``path`` and ``line``, the node's own file -- is touched when a hot report names it, or when a
     node worked out again had a hazard or report step on it before the edit.  The findings of an untouched
     site are the previous walk's; the reports of a touched site are all made again (the kept visits' after
-    the walk, from the state they met), in walk order, and folded (``_fold_alternatives`` groups by site) --
+    the walk, from the state they met), in walk order, and folded (``fold_alternatives`` groups by site) --
     what walking again gives for it.
 
     Walking again builds the path above a node at its first report (ReportMixin._prefix) and keeps it; this
@@ -490,7 +490,7 @@ class _KeepingReplay(_Replay):
         return module_file(self.reach, fid.partition(":")[0])
 
     def result(self):
-        from .reach import _CHILD, _HAZARD, _fold_alternatives
+        from .reach import _CHILD, _HAZARD
 
         if self.path_moved:
             return _ANOTHER_PATH
@@ -529,7 +529,7 @@ class _KeepingReplay(_Replay):
                 self._made_again(node, step, what, act, conds, known, here)
         reach.replay_visits_kept += kept
         made = self.findings
-        return [f for f in self.previous if (f.path, f.line) not in touched] + made + _fold_alternatives(made,
+        return [f for f in self.previous if (f.path, f.line) not in touched] + made + fold_alternatives(made,
                                                                                                          self.redo)
 
     def _kinds(self, node, steps: list, reports: bool = False) -> list:
@@ -555,8 +555,7 @@ class _KeepingReplay(_Replay):
     def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
         """A kept report at a touched site, made again from the state its visit met (``report``); after the
         walk, so not one of ``later``'s (the base class's emit)."""
-        from .reach import _dedup
 
         conds = self.against_facts(node, conds, known, here)
         if conds is not None:
-            _Replay.emit(self, node, step, what, act, _dedup(conds))
+            _Replay.emit(self, node, step, what, act, dedup(conds))

@@ -26,7 +26,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 
-from .reach import _CHILD, _HAZARD, _dedup, _fold_alternatives
+from .reach import _CHILD, _HAZARD
+from .reach_conditions import dedup, fold_alternatives
 from .reach_replay import SEQUENTIAL, _Replay, frame_moved, module_file
 
 _END = float("inf")  # the time of the reports made again at kept visits: after the walk, as _KeepingReplay's
@@ -185,7 +186,7 @@ class IndexedReplay(_Replay):
         reach.replay_visits_kept += idx.n_visits - hot_visits - remade
         reach.stats.functions_walked += idx.n_visits
         result = [f for f in self.previous if (f.path, f.line) not in touched] + findings + \
-            _fold_alternatives(findings, self.redo)
+            fold_alternatives(findings, self.redo)
         return result, log.replayed_as(self.new_events, dict(log.early), self.fresh)
 
     def _calls_of(self, n) -> list:
@@ -330,7 +331,7 @@ class IndexedReplay(_Replay):
             self.links.now = _END if after_walk else key[0]
             conds = self.against_facts(node, conds, known, here)
             if conds is not None:
-                out.append((key, self.emit(node, step, what, act, _dedup(conds))))
+                out.append((key, self.emit(node, step, what, act, dedup(conds))))
         return out
 
 

@@ -673,7 +673,7 @@ def track_finder(tracker: Tracker, finder) -> None:
         return ("f", *scope.func_id.partition(":")[::2]) if scope.func_id else ("f", scope.module, "<module>")
 
     def unit(items: tuple, fn, *args):
-        uid = tracker.open()
+        tracker.open()
         try:
             tracker.cur_reads.update(items)
             return fn(*args)

@@ -357,13 +357,13 @@ def h(x, fast, deep):
 
 
 def test_either_certain_is_either_leaving_no_condition():
-    """Reach.walk asks only whether two paths' conditions together leave none (_either_certain), and counts
-    callee alternatives only on paths of at most two distinct conditions (_three_distinct): they must say what
-    _either and a set say, on repeated, opposite and alternative conditions."""
+    """Reach.walk asks only whether two paths' conditions together leave none (either_certain), and counts
+    callee alternatives only on paths of at most two distinct conditions (three_distinct): they must say what
+    either and a set say, on repeated, opposite and alternative conditions."""
     import itertools
 
     from compile_lint.findings import ALTERNATIVE, Condition
-    from compile_lint.reach import _either, _either_certain, _three_distinct
+    from compile_lint.reach_conditions import either, either_certain, three_distinct
 
     a, not_a = Condition("m.py", 3, "a", ("name", "a"), True), Condition("m.py", 3, "not a", ("name", "a"), False)
     b = Condition("m.py", 5, "b", ("name", "b"), True)
@@ -374,10 +374,10 @@ def test_either_certain_is_either_leaving_no_condition():
     paths = [p for n in range(1, 4) for p in itertools.product(pool, repeat=n)]
     checked = 0
     for old in paths:
-        assert _three_distinct(old) == (len(set(old)) > 2), old
+        assert three_distinct(old) == (len(set(old)) > 2), old
         for new in [()] + paths:
-            assert _either_certain(old, new) == (_either(old, new) == ()), (old, new)
-            checked += _either_certain(old, new)
+            assert either_certain(old, new) == (either(old, new) == ()), (old, new)
+            checked += either_certain(old, new)
     assert checked > 0
 
 
