@@ -703,6 +703,74 @@ def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
     assert _check(root, cache).stats["result_cache"] == "incremental"
 
 
+_CYCLE_REGIONS = """import subprocess
+import torch
+
+
+def f(k):
+    if k:
+        return 1
+    return g(k)
+
+
+def g(k):
+    if k:
+        return 2
+    return f(k)
+
+
+def h(k):
+    if k == 2:
+        subprocess.run(["x"])
+    return k
+
+
+def h0(k):
+    return k
+
+
+@torch.compile(fullgraph=True)
+def r0(x):
+    return h0(f(x)) + x
+
+
+@torch.compile(fullgraph=True)
+def r1(x):
+    return h(g(x)) + x
+"""
+
+
+def test_a_unit_walked_again_meets_the_values_a_cycle_had_in_the_full_scan(tmp_path):
+    """f and g return each other: the resolver cuts the cycle where it was entered.  A full scan enters it at f
+    (r0), so g is worked out with f cut: 2, one constant, and r1's h(2) meets the hazard on every call.  r1
+    edited and walked again in a fresh program, without r0's work, would enter the cycle at g (g: 1 or 2, h
+    undecided) and move h's contexts.  Planned again with the top units whose entries r1's units used worked out
+    again first (Plan.warming), r1 meets what the full scan had: no cap unmoored, a full scan's findings."""
+    root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _CYCLE_REGIONS})
+    assert any(f["severity"] == "error" and f["qualname"] == "h" for f in _findings(first))
+    _edit(root / "pkg" / "regions.py", "return h(g(x)) + x", "return h(g(x)) + x + 1")
+    got = _check(root, cache)
+    inc = got.stats["incremental"]
+    assert inc["replans"] == 1 and inc["tops_warmed"] >= 1 and inc["contexts_unmoored"] == 0, inc
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (README, Incremental analysis): a unit walked again in a fresh "
+                   "program enters a cycle where the full scan did not, and no context cap shows it")
+def test_a_unit_walked_again_that_tests_a_value_of_a_cycle_meets_the_full_scans_value(tmp_path):
+    """As above, but r1 tests g's value in a guard (``if g(x) == 2``) instead of passing it: the full scan decides
+    the guard (g: 2, an error), r1 walked again in a fresh program cannot (g: 1 or 2, a warning), and nothing it
+    meets is a context cap's, so nothing plans the scan again: the incremental scan's findings differ from a
+    full scan's.  Warming every plan (Plan.warming) would cost the bench's leaf edits 124-158 top units worked
+    out again each; what would close it: the previous scan's memo kept (a warm daemon) or values that do not
+    depend on where a cycle is entered."""
+    src = _CYCLE_REGIONS.replace("def r1(x):\n    return h(g(x)) + x",
+                                 "def r1(x):\n    if g(x) == 2:\n        subprocess.run([\"y\"])\n    return x")
+    root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": src})
+    assert [f["severity"] for f in _findings(first) if f["qualname"] == "r1"] == ["error"]
+    _edit(root / "pkg" / "regions.py", "    return x\n", "    return x + 1\n")
+    _check(root, cache)
+
+
 def test_a_moved_plan_that_would_walk_again_most_of_the_scan_is_a_full_scan(tmp_path, monkeypatch):
     """Planned again after ContextsMoved, every region meets the unmoored cap: past REPLAN_MAX_STALE_TOPS of
     the top units stale (and REPLAN_MIN_STALE_TOPS, 0 here for a small project) there is no second try (on a
