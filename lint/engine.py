@@ -175,22 +175,14 @@ def scan(options: ScanOptions) -> ScanResult:
         return _scan(options)
 
 
-# tries of an incremental scan that met context caps its plan did not unmoor (ContextsMoved) before a full scan:
-# the plan, the plan with the top units the stale ones used worked out again first (Plan.warming), the plan with
-# the moved caps unmoored (Plan.unmooring)
-MAX_REPLANS = 3
+# tries of an incremental scan that met context caps its plan did not unmoor (ContextsMoved) before a full scan
+MAX_REPLANS = 2
 # a plan made again after ContextsMoved that leaves more than this share of the previous scan's top units (file
 # searches and region walks) stale, and more than this many, is not tried: a full scan instead.  Measured on the
 # bench site (session 27): a leaf edit whose replan left 569 of 3,308 top units stale walked 108 s (a cold scan:
 # 151 s), met more moved caps and scanned in full after all (277 s in all).  A small project's replan is cheap
 REPLAN_MAX_STALE_TOPS = 0.1
 REPLAN_MIN_STALE_TOPS = 50
-# a plan is warmed (Plan.warming) only when this few top units are stale: a stale top unit replayed, or walked
-# again, does not make the memo entries the full scan made there, so a warmed top unit after it may work out
-# other values than it did.  Measured on the bench site (session 27): the dsa_backend leaf (3 stale top units)
-# warmed 159 top units and settled (104 s, a full scan's findings); a kkt leaf edit with it (124 stale, most
-# replayed) warmed and moved 2,634 caps (331 s, then a full scan)
-MAX_WARM_STALE_TOPS = 8
 
 
 def _scan(options: ScanOptions) -> ScanResult:
@@ -341,24 +333,14 @@ def _scan(options: ScanOptions) -> ScanResult:
             if old is None and inc.old is not None:
                 full_because = (f"each plan of the edit moved which contexts of some functions come first "
                                 f"({replans} plans; lint/tracking.py)")
-            plan = None
-            if old is not None:
-                too_many = max(REPLAN_MIN_STALE_TOPS, REPLAN_MAX_STALE_TOPS * len(old.tops))
-                stale_tops = sum(1 for u in inc.plan.stale if u in old.tops)
-                if not inc.plan.warm and stale_tops <= MAX_WARM_STALE_TOPS:
-                    # first the values the stale units used, as the full scan made them (most moves on the
-                    # bench site come from values worked out in another order, not from the edit)
-                    plan = inc.plan.warming(old)
-                    if not plan.warm or len(plan.warm) + stale_tops > too_many:
-                        plan = None
-                if plan is None:
-                    plan = inc.plan.unmooring(old, moved)
-                    stale_tops = sum(1 for u in plan.stale if u in old.tops)
-                    if stale_tops > too_many:
-                        full_because = (f"the edit moved which contexts of {len(moved)} functions come first; "
-                                        f"planned again, {stale_tops} of {len(old.tops)} file searches and region "
-                                        f"walks would run again (lint/tracking.py)")
-                        old = plan = None
+            plan = inc.plan.unmooring(old, moved) if old is not None else None
+            if plan is not None:
+                stale_tops = sum(1 for u in plan.stale if u in old.tops)
+                if stale_tops > max(REPLAN_MIN_STALE_TOPS, REPLAN_MAX_STALE_TOPS * len(old.tops)):
+                    full_because = (f"the edit moved which contexts of {len(moved)} functions come first; planned "
+                                    f"again, {stale_tops} of {len(old.tops)} file searches and region walks "
+                                    f"would run again (lint/tracking.py)")
+                    old = plan = None
             inc = Incremental(old, plan)
             program = finder = None
             import gc
@@ -436,8 +418,6 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        # context caps whose order the edit may have moved (lint/tracking.py),
                                        # and how many times the scan met one it had not planned for
                                        "contexts_unmoored": len(inc.plan.unmoored), "replans": replans,
-                                       # top units worked out again for the stale ones (Plan.warming)
-                                       "tops_warmed": inc.warmed,
                                        # of the nodes the regions walked again met: steps taken / worked out
                                        "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked,
                                        # replays that took the findings of the hazards the edit did not touch

@@ -64,8 +64,6 @@ class Incremental:
         self._reach = None
         self._program = None
         self.tops: dict = {}  # top unit (reused: the previous scan's) -> its place in this scan
-        self.top_ranges: dict = {}  # top unit run -> (its id, the next id when it ended): IncState.top_ranges
-        self.warmed = 0  # top units whose work was done again for the stale ones (Plan.warm)
         self._rerun: dict = {}  # the previous scan's top unit -> this scan's that ran it again
         self._replayed: dict = {}  # the previous scan's walk -> this scan's that replayed its log
         self._last_old_pos = -1.0
@@ -96,8 +94,6 @@ class Incremental:
                 reach._variants.setdefault(variant, variant)
 
     def _reuse_steps(self, key):
-        if self.t.warming:
-            return None  # (worked out again: what they read is what the stale units will use)
         old = self.old.steps.get(key)
         if old is None or old[0] in self.plan.stale:
             return None
@@ -144,34 +140,13 @@ class Incremental:
         try:
             return t.run(fn)
         finally:
-            self.top_ranges[uid] = (uid, t.next_id)
             t.top = ROOT
             t.top_old_pos += 0.5
-
-    def _warm(self, old_uid: int, fn) -> None:
-        """``fn()``, a top unit's work that this scan reuses, done again where it ran and its result thrown away,
-        so that the memo holds the entries it made before the stale units that used them run (Plan.warming).
-        Its units are this scan's, outside any top unit (the stale ones that use them depend on them)."""
-        reach, t = self._reach, self.t
-        self._at_top(old_uid)
-        logs, replayed, stats = reach.walk_logs, reach.replayed, reach.stats
-        reach.walk_logs, reach.replayed, reach.stats = [], 0, type(stats)()
-        t.warming = True
-        try:
-            t.run(fn)
-        finally:
-            t.warming = False
-            reach.walk_logs, reach.replayed, reach.stats = logs, replayed, stats
-        self.warmed += 1
 
     def find(self, key: str, do_find, unresolved: list) -> list:
         old = self.old.finds.get(key) if self.old is not None else None
         if old is not None and old[0] not in self.plan.stale:
             uid, regions, unres = old
-            if uid in self.plan.warm:
-                n = len(unresolved)
-                self._warm(uid, do_find)
-                del unresolved[n:]
             self.kept.add(uid)
             self._reused_top(uid)
             unresolved.extend(unres)
@@ -187,8 +162,6 @@ class Incremental:
         old_uid = matched = None
         for i, (r, uid, result, logs) in enumerate(self._old_walks.get(key, ())):
             if r == region and uid not in self.plan.stale:
-                if uid in self.plan.warm:
-                    self._warm(uid, do_walk)
                 del self._old_walks[key][i]
                 self.kept.add(uid)
                 self._reused_top(uid)
@@ -370,9 +343,6 @@ class Incremental:
         st.contexts = self._contexts if self._contexts is not None else self._contexts_table(dead)
         st.caps = self._caps()
         st.tops = dict(self.tops)
-        old_ranges = self.old.top_ranges if self.old is not None else {}
-        st.top_ranges = {top: self.top_ranges.get(top) or old_ranges[top] for top in self.tops
-                         if top in self.top_ranges or top in old_ranges}
         light: dict = {}  # id(act) -> the act as kept (_portable): one object in the steps table and the logs
         st.steps = self._steps_table(reads, light, dead)
         self._compact_logs(light)
@@ -469,16 +439,7 @@ class Incremental:
                             if (u == top and walk is not None) or
                             (u != top and u not in stale and u not in dead)]
                     if kept:
-                        both = kept + got.get(new, [])
-                        place: dict = {}
-                        for i, (d, _) in enumerate(evs):
-                            place.setdefault(d, i)
-                        if all(d in place for d, _ in both):
-                            # no context the top unit had not met before: met in its previous order (its nodes'
-                            # steps taken from the previous scan meet nothing, so the order they are kept in is
-                            # not the walk's; where the cap is reached inside this unit, the order decides)
-                            both.sort(key=lambda e: place[e[0]])
-                        got[new] = both
+                        got[new] = kept + got.get(new, [])
         order = self.tops
         out = {}
         for k, by_top in per.items():

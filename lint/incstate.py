@@ -33,8 +33,6 @@ class IncState:
     # and which unit met each, in scan order: ((top unit, ((digest of the context, unit), ...)), ...)
     contexts: dict = field(default_factory=dict)
     tops: dict = field(default_factory=dict)  # top unit -> its place in the scan's order
-    # top unit -> (its id, the next id when it ended): the units made while it ran (Plan.warming)
-    top_ranges: dict = field(default_factory=dict)
     caps: dict = field(default_factory=dict)  # table -> its cap
     # (node, variant) -> (unit, what visiting the node does: Reach._steps), for every node unit still in use:
     # a region walked again takes the steps of the nodes whose unit is not stale, and works out the others
@@ -119,23 +117,6 @@ class Plan:
     # the context caps whose first contexts moved in an earlier try of this scan (ContextsMoved): every
     # unit that met them runs again, and they count from nothing as in a full scan
     unmoored: set = field(default_factory=set)
-    # top units not stale whose work is done again before the stale units that used it (Plan.warming)
-    warm: frozenset = frozenset()
-
-    def warming(self, state: IncState) -> "Plan":
-        """This plan with the top units whose memo entries the stale units used worked out again first.
-
-        The resolver memoises values that depend on where its recursion guards cut a cycle, and the depth a call
-        was first asked at (lint/program/), so a stale unit run again in a fresh program, where the units it
-        used did not run, may work out values a full scan never makes and meet contexts it never met
-        (ContextsMoved: on the bench site, a leaf edit whose walk again met contexts of 21 functions that a full
-        scan of the edited tree does not meet).  Running again first, in the scan's order, every top unit whose
-        units the stale ones used (and those these used, down to nothing more) gives the fresh program the
-        entries the full scan had when each stale unit ran: ``warm``.  They run with their results thrown away
-        (Incremental.find / walk): their own records stand, their values being the same."""
-        from dataclasses import replace
-
-        return replace(self, warm=frozenset(warm_closure(state, self.stale)))
 
     def unmooring(self, state: IncState, keys: set) -> "Plan":
         """This plan with more context caps unmoored (an incremental scan met ContextsMoved)."""
@@ -309,41 +290,6 @@ def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set
                 stale.add(w)
                 todo.append(w)
     return stale
-
-
-def warm_closure(state: IncState, stale: set) -> set:
-    """The top units not stale that made a unit the stale ones used, and those that made a unit those used, down
-    to nothing more (Plan.warming).  A unit made outside any top unit stands for what it used."""
-    from bisect import bisect_right
-
-    spans = sorted((first, end, top) for top, (first, end) in state.top_ranges.items())
-    firsts = [s[0] for s in spans]
-
-    def top_of(u):
-        i = bisect_right(firsts, u) - 1
-        return spans[i][2] if i >= 0 and u < spans[i][1] else None
-
-    stale_tops = {top_of(u) for u in stale}
-    warm: set = set()
-    seen = set(stale)
-    todo = list(stale)
-    reads, uses = state.reads, state.uses
-    while todo:
-        for w in uses.get(todo.pop(), ()):
-            if w in seen:
-                continue
-            seen.add(w)
-            top = top_of(w)
-            if top is None:
-                todo.append(w)
-            elif top not in stale_tops and top not in warm:
-                warm.add(top)
-                first, end = state.top_ranges[top]
-                for u in range(first, end):
-                    if u in reads and u not in seen:
-                        seen.add(u)
-                        todo.append(u)
-    return warm
 
 
 def first_contexts(entries, cap: int) -> tuple:

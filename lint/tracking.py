@@ -48,9 +48,6 @@ class Tracker:
         self.top = ROOT
         self.top_old_pos = -1.0
         self.moved: set = set()  # context caps met with a context that moves their first ones (TrackedContextCaps)
-        # a top unit's work done again only to make the memo entries a stale unit will use (Plan.warming): the
-        # contexts it meets are not logged (its own log stands), and the nodes' steps are worked out again
-        self.warming = False
         # a report's text reads a function's summary for its qualname only: whether the function exists
         # (item "fx"), not its body
         self.exists_only = False
@@ -260,13 +257,12 @@ class TrackedContextCaps(ContextCaps):
     def admit(self, key, context) -> bool:
         t = self.t
         t.made += 1  # a unit that met a context is kept (IncState.contexts names it)
-        if not t.warming:
-            entries = self.log.get(key)
-            if entries is None:
-                entries = self.log[key] = []
-            if not entries or entries[-1][0] != t.top:
-                entries.append((t.top, []))
-            entries[-1][1].append((context, t.cur))
+        entries = self.log.get(key)
+        if entries is None:
+            entries = self.log[key] = []
+        if not entries or entries[-1][0] != t.top:
+            entries.append((t.top, []))
+        entries[-1][1].append((context, t.cur))
         if not self.seeds:
             return ContextCaps.admit(self, key, context)
         seed = self.keyinfo.get(key, _MISS)
