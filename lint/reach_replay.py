@@ -228,7 +228,6 @@ class _Replay:
     # ------------------------------------------------------------------ reports
     def report(self, node, step, what, act, conds: tuple) -> None:
         """``take`` of a hazard or report step (Reach.walk)."""
-
         conds = self.against_facts(node, conds, self.self_facts.get(node), len(self.conds_of[node]))
         if conds is not None:
             self.emit(node, step, what, act, dedup(conds))
@@ -246,7 +245,6 @@ class _Replay:
         self.report(node, step, what, act, conds)
 
     def result(self) -> list:
-
         return self.findings + fold_alternatives(self.findings, self.redo)
 
     # ------------------------------------------------------------------ the walk
@@ -555,7 +553,6 @@ class _KeepingReplay(_Replay):
     def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
         """A kept report at a touched site, made again from the state its visit met (``report``); after the
         walk, so not one of ``later``'s (the base class's emit)."""
-
         conds = self.against_facts(node, conds, known, here)
         if conds is not None:
             _Replay.emit(self, node, step, what, act, dedup(conds))
