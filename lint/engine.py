@@ -400,6 +400,11 @@ def _scan(options: ScanOptions) -> ScanResult:
         "findings_certain": sum(1 for f in findings if not f.conditions),
         "findings_conditional": sum(1 for f in findings if f.conditions),
         "suppressed": len(suppressed),
+        # the resolver's cycles through calls, globals and classes worked out again to their fixpoint, and those
+        # whose value still grew after program/fixpoint.py's MAX_ROUNDS (kept as the last round left them: which
+        # member was asked first may still change them)
+        "cycle_rounds": program.stats.fixpoint_rounds,
+        "cycles_unsettled": program.stats.fixpoint_unsettled,
     }
     if facts:  # what each of the user's facts decided: an assumption that matched nothing is a typo to see
         stats["facts"] = facts.header_lines()

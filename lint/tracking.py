@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .contexts import ContextCaps, digest
+from .program.fixpoint import settled
 from .summary import FunctionSummary, callee_name
 
 _MISS = object()
@@ -178,6 +179,11 @@ class TrackedMemo(_UnitTable):
         if pair[1] != self.t.cur:
             self.t.cur_uses.add(pair[1])
         return pair[0]
+
+    def set_keeping_tag(self, k, v):
+        """Replace the value of an entry, still tagged with the unit that computed it (a provisional value
+        made final: lint/program/fixpoint.py)."""
+        dict.__setitem__(self, k, (v, dict.__getitem__(self, k)[1]))
 
     def setdefault(self, k, d=None):
         pair = dict.get(self, k, _MISS)
@@ -483,19 +489,23 @@ def track_program(tracker: Tracker, program, seeds: Optional[dict] = None) -> No
                                                          program.function_value, program.mro)
     gmemo, fmemo, mmemo = program._global_memo, program._func_value_memo, program._mro_memo
 
+    # (an entry under way or provisional goes to the plain method, which accounts for it: fixpoint.py)
     def resolve_global(mod, name, typing=False, before=None):
-        if dict.__contains__(gmemo, (mod, name, typing, before)):
-            return gmemo[(mod, name, typing, before)]
+        v = gmemo.get((mod, name, typing, before), _MISS)
+        if v is not _MISS and settled(v):
+            return v
         return tracker.frame(plain_global, mod, name, typing, before)
 
     def function_value(fid, scope):
-        if dict.__contains__(fmemo, fid):
-            return fmemo[fid]
+        v = fmemo.get(fid, _MISS)
+        if v is not _MISS and settled(v):
+            return v
         return tracker.frame(plain_fvalue, fid, scope)
 
     def mro(cid):
-        if dict.__contains__(mmemo, cid):
-            return mmemo[cid]
+        v = mmemo.get(cid, _MISS)
+        if v is not _MISS and settled(v):
+            return v
         return tracker.frame(plain_mro, cid)
 
     program.call = lambda v, args, kwargs, scope: tracker.frame(plain_call, v, args, kwargs, scope)

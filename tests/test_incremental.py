@@ -589,10 +589,11 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 
 
 # the tables of Program / Reach / RegionFinder that need no tracking: pure functions of their key (interning,
-# syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README)
+# syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README),
+# the provisional entries of the cycles under way (empty between two units: program/fixpoint.py)
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
-                "env_removed", "argument_values", "scanned_modules", "foreign_origins"},
+                "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional", "_seeds"},
     "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
@@ -739,34 +740,26 @@ def r1(x):
     return h(g(x)) + x
 """
 
-_CYCLE_GAP = ("known gap (README, Incremental analysis): a unit walked again in a fresh program enters a cycle of the "
-              "resolver where the full scan did not, and works out another value")
-
-
-@pytest.mark.xfail(strict=True, reason=_CYCLE_GAP)
-def test_a_unit_walked_again_meets_the_values_a_cycle_had_in_the_full_scan(tmp_path):
-    """f and g return each other: the resolver cuts the cycle where it was entered.  A full scan enters it at f
-    (r0), so g is worked out with f cut: 2, one constant, and r1's h(2) meets the hazard on every call (an
-    error).  r1 edited and walked again in a fresh program, without r0's work, enters the cycle at g (g: 1 or
-    2): h is entered without the constant, its hazard a warning.  h's contexts moved, so the scan is planned
-    again, and the plan made again runs r1 in a fresh program too: the incremental scan's findings differ from
-    a full scan's.  (Working out first the top units whose work r1's units used, Plan.warming in session 27's
-    notes, passes this; the state it left made the next edit of the bench lose contexts, so it did not land.)"""
+def test_a_unit_walked_again_meets_the_values_a_cycle_has_in_a_full_scan(tmp_path):
+    """f and g return each other.  Cut where it was entered, the cycle gave g the value 2 when a full scan
+    entered it at f (r0), so that r1's h(2) met the hazard on every call (an error), and 1 or 2 when r1, edited
+    and walked again in a fresh program without r0's work, entered it at g (a warning): the incremental scan's
+    findings differed from a full scan's (session 27's known gap).  Solved to its fixpoint
+    (lint/program/fixpoint.py), g may return 1 or 2 whichever region enters the cycle first: a warning in both."""
     root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _CYCLE_REGIONS})
-    assert any(f["severity"] == "error" and f["qualname"] == "h" for f in _findings(first))
+    assert [f["severity"] for f in _findings(first) if f["qualname"] == "h"] == ["warning"]
     _edit(root / "pkg" / "regions.py", "return h(g(x)) + x", "return h(g(x)) + x + 1")
     _check(root, cache)
 
 
-@pytest.mark.xfail(strict=True, reason=_CYCLE_GAP)
 def test_a_unit_walked_again_that_tests_a_value_of_a_cycle_meets_the_full_scans_value(tmp_path):
-    """As above, but r1 tests g's value in a guard (``if g(x) == 2``) instead of passing it: the full scan decides
-    the guard (an error), r1 walked again in a fresh program cannot (a warning), and nothing it meets is a
-    context cap's, so nothing plans the scan again."""
+    """As above, but r1 tests g's value in a guard (``if g(x) == 2``) instead of passing it: the full scan
+    decided the guard (an error) and r1 walked again could not (a warning), and nothing it met was a context
+    cap's, so nothing planned the scan again.  Now neither decides it."""
     src = _CYCLE_REGIONS.replace("def r1(x):\n    return h(g(x)) + x",
                                  "def r1(x):\n    if g(x) == 2:\n        subprocess.run([\"y\"])\n    return x")
     root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": src})
-    assert [f["severity"] for f in _findings(first) if f["qualname"] == "r1"] == ["error"]
+    assert [f["severity"] for f in _findings(first) if f["qualname"] == "r1"] == ["warning"]
     _edit(root / "pkg" / "regions.py", "    return x\n", "    return x + 1\n")
     _check(root, cache)
 

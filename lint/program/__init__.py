@@ -14,6 +14,7 @@ is a mixin in its own module.
 - ``classes.py``   MRO, members, subclasses, abstract dispatch
 - ``calls.py``     decorators, argument binding, call results, external calls
 - ``guards.py``    three-valued truth of conditions; whether guards may hold
+- ``fixpoint.py``  cycles of values (f returns g(), g returns f()) solved to their least fixpoint
 - ``facts.py``     the user's facts (--assume, --env): expressions and environment variables with known values
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..contexts import ContextCaps
 from .calls import MAX_CALL_CONTEXTS, CallMixin, _foreign_origins
 from .classes import ClassMixin
 from .evaluate import EvaluatorMixin
+from .fixpoint import FixpointMixin, reset_fixpoint
 from .guards import GuardMixin
 from .locator import BUILTIN_NAMES, IDENT_RE, STDLIB, ModuleLocator, dotted, split_id
 from .resolve import ResolverMixin
@@ -34,7 +36,7 @@ __all__ = ["BUILTIN_NAMES", "IDENT_RE", "MAX_CALL_CONTEXTS", "MAX_CALL_DEPTH", "
            "Scope", "Stats", "dotted", "split_id"]
 
 
-class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
+class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin, FixpointMixin):
     """The state every pass shares: loaded summaries, the memo tables, the recursion guard (``_active``) and
     the scan counters.  The mixins hold the passes; none keeps state of its own."""
 
@@ -60,7 +62,8 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         self.conditional_wrappers: dict = {}
         self._mro_memo: dict = {}
         self._decorating = 0  # class decorators being evaluated (ClassMixin.decorator_stores)
-        self._active: set = set()
+        self._active: set = set()  # the truth and dispatch guards' (cut, not solved: fixpoint.py)
+        reset_fixpoint(self)  # the memoised values' computations under way (fixpoint.py)
         self._subclass_memo: dict = {}
         self._value_sets: dict = {}  # interned value sets (_interned)
         self._reads_memo: dict = {}  # id(function) -> id(expr) -> (expr, names it may read): _narrowed
@@ -77,3 +80,4 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin):
         """Drop every value worked out so far (not the loaded modules): after ``argument_values`` grew."""
         for memo in (self._global_memo, self._eval_memo, self._call_memo, self._call_contexts, self._func_value_memo):
             memo.clear()
+        reset_fixpoint(self)

@@ -30,6 +30,7 @@ from ..values import (
     Unknown,
 )
 from .facts import UNSET
+from .fixpoint import MISSING
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
 
@@ -65,10 +66,14 @@ class CallMixin:
     # ------------------------------------------------------------ functions
     def function_value(self, fid: str, scope: Scope) -> Func:
         """The value a ``def`` binds: the function with its decorators applied (cache, disable, op...)."""
-        if fid in self._func_value_memo:
-            return self._func_value_memo[fid]
+        hit = self._func_value_memo.get(fid, MISSING)
+        if hit is not MISSING:
+            return self._memo_hit(hit)
+        # a decorator that refers to the function it decorates meets the function undecorated
+        return self._solve(self._func_value_memo, fid, Func(fid), self._function_value, fid)
+
+    def _function_value(self, fid: str) -> Func:
         base = Func(fid)
-        self._func_value_memo[fid] = base  # cut recursion through self-referencing decorators
         f = self.function(fid)
         result = base
         if f is not None and f.decorators:
@@ -82,7 +87,6 @@ class CallMixin:
                 cur = self.apply_decorator(self.eval(d, dscope), cur, dscope)
             funcs = [v for v in cur if isinstance(v, (Func, Op))]
             result = funcs[0] if len(funcs) == 1 else base if not funcs else self._merge_wrapped(fid, funcs)
-        self._func_value_memo[fid] = result
         return result
 
     def _merge_wrapped(self, fid: str, funcs: list):
@@ -247,34 +251,15 @@ class CallMixin:
             if key is not None and key not in self._call_memo and not self._call_contexts.admit(v, key):
                 bindings = self._widened(bindings)  # past the function's first MAX_CALL_CONTEXTS contexts
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
-            if key is not None and key in self._call_memo:
-                return self._call_memo[key]
-            if key is not None and key in self._active:
-                return EMPTY
             if key is not None:
-                self._active.add(key)
-            try:
-                mod = split_id(v.id)[0]
-                inner = Scope(mod, f, v.id, v.self_cls, bindings, scope.depth + 1,
-                              dict(v.closure) if v.closure else None)
-                out = set()
-                guards_list = f.return_guards or tuple(() for _ in f.returns)
-                for r, g in zip(f.returns, guards_list):
-                    if g and not self.guards_may_hold(g, inner):
-                        continue
-                    out |= self.eval(r, inner)
-                if f.yields:  # a generator function returns a generator: iterating it gives what it yields
-                    out = {SeqVal(frozenset().union(*(self.eval(y, inner) for y in f.yields)))}
-                if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
-                    # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
-                    out |= self.instances_of(f.returns_annotation, Scope(mod))
-                res = frozenset(out) if out else frozenset({Const(None)})
-            finally:
-                if key is not None:
-                    self._active.discard(key)
-            if key is not None:
-                self._call_memo[key] = res
-            return res
+                hit = self._call_memo.get(key, MISSING)
+                if hit is not MISSING:
+                    return self._memo_hit(hit)
+            inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1,
+                          dict(v.closure) if v.closure else None)
+            if key is None:
+                return self._call_value(f, inner)
+            return self._solve(self._call_memo, key, EMPTY, self._call_value, f, inner)
         if isinstance(v, Class):
             return frozenset({Instance(v.id)})
         if isinstance(v, Instance):
@@ -289,6 +274,23 @@ class CallMixin:
         if isinstance(v, Foreign):
             return frozenset({Unknown("foreign result")})
         return frozenset({Unknown("call")})
+
+    def _call_value(self, f, inner: Scope) -> frozenset:
+        """What a call of ``f`` returns, its arguments bound in ``inner``."""
+        out = set()
+        guards_list = f.return_guards or tuple(() for _ in f.returns)
+        for r, g in zip(f.returns, guards_list):
+            if g and not self.guards_may_hold(g, inner):
+                continue
+            out |= self.eval(r, inner)
+        if f.yields:  # a generator function returns a generator: iterating it gives what it yields
+            out = {SeqVal(frozenset().union(*(self.eval(y, inner) for y in f.yields)))}
+        elif not out and self._met_unfinished():
+            return EMPTY  # its returns give nothing yet: a cycle's first round, not a function that returns None
+        if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
+            # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
+            out |= self.instances_of(f.returns_annotation, Scope(inner.module))
+        return frozenset(out) if out else frozenset({Const(None)})
 
     def _env_read(self, args, kwargs, scope: Scope) -> Optional[frozenset]:
         """``os.environ.get(NAME[, default])`` / ``os.getenv`` under the user's ``--env`` facts: the value the

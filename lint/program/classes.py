@@ -9,6 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Partial, Unknown
+from .fixpoint import MISSING
 from .locator import _MentionIndex, package_index, split_id
 from .scope import Scope, _fixed
 
@@ -31,9 +32,9 @@ class ClassMixin:
     def subclasses(self, cid: str, limit: int = 300) -> list:
         """Indexed subclasses of a class, transitively.  Only files that mention a class's name are parsed,
         and only within the same top-level package (or the scanned code)."""
-        if cid in self._subclass_memo:
-            return self._subclass_memo[cid]
-        self._subclass_memo[cid] = []
+        return self._memoised(self._subclass_memo, cid, [], self._subclasses, cid, limit)
+
+    def _subclasses(self, cid: str, limit: int) -> list:
         top = split_id(cid)[0].split(".")[0]
         found: list = []
         frontier = [cid]
@@ -54,7 +55,6 @@ class ClassMixin:
                         seen.add(sub)
                         found.append(sub)
                         frontier.append(sub)
-        self._subclass_memo[cid] = found
         return found
 
     def files_mentioning(self, top: str, needle: bytes, outside_too: bool = False, in_bases: bool = False,
@@ -86,9 +86,12 @@ class ClassMixin:
         """Linearised bases: class ids of indexed classes and ``External`` names of outside ones, in Python's
         C3 order (``class D(B, C)`` with ``B(A)``, ``C(A)``: D, B, C, A -- C's methods before A's).  A
         hierarchy C3 rejects (Python raises TypeError at the ``class`` statement) keeps the depth-first order."""
-        if cid in self._mro_memo:
-            return self._mro_memo[cid]
-        self._mro_memo[cid] = [cid]  # cut cycles
+        hit = self._mro_memo.get(cid, MISSING)
+        if hit is not MISSING:
+            return self._memo_hit(hit)
+        return self._solve(self._mro_memo, cid, [cid], self._mro, cid)
+
+    def _mro(self, cid: str) -> list:
         bases: list = []
         c = self.klass(cid)
         if c is not None:
@@ -100,9 +103,7 @@ class ClassMixin:
                     elif isinstance(bv, External):
                         n = model.normalize(bv.name)
                         bases.append((n, [n]))
-        out = [cid] + (_c3_merge([m for _, m in bases] + [[b for b, _ in bases]]) or _depth_first(bases, cid))
-        self._mro_memo[cid] = out
-        return out
+        return [cid] + (_c3_merge([m for _, m in bases] + [[b for b, _ in bases]]) or _depth_first(bases, cid))
 
     def is_nn_module(self, cid: str) -> bool:
         return any(model.is_nn_module_base(x) for x in self.mro(cid) if ":" not in x)
@@ -112,19 +113,17 @@ class ClassMixin:
         ``@use_experts_implementation``: ``experts_class.forward = forward``, a wrapper that dispatches to
         the configured experts implementation): the decorator, or a function nested in it (the decorator a
         factory returns), assigning attributes of its first parameter, bound to this class."""
-        key = ("decorator stores", cid)
-        if key in self._mro_memo:
-            return self._mro_memo[key]
-        self._mro_memo[key] = {}  # the stored values may read the class's own members: no recursion
-        self._decorating += 1
-        try:
-            out = self._decorator_stores(cid)
-        finally:
-            self._decorating -= 1
-        self._mro_memo[key] = out
-        return out
+        # the stored values may read the class's own members: a cycle
+        return self._memoised(self._mro_memo, ("decorator stores", cid), {}, self._decorator_stores, cid)
 
     def _decorator_stores(self, cid: str) -> dict:
+        self._decorating += 1
+        try:
+            return self._decorator_stores_of(cid)
+        finally:
+            self._decorating -= 1
+
+    def _decorator_stores_of(self, cid: str) -> dict:
         c = self.klass(cid) if ":" in cid else None
         out: dict = {}
         mod = split_id(cid)[0]
@@ -151,8 +150,14 @@ class ClassMixin:
         """{name: values} of the members class decorators replace along ``cid``'s MRO: a class's own member
         hides what a decorator stores on a class after it in the MRO."""
         key = ("decorated members", cid)
-        if key in self._mro_memo:
-            return self._mro_memo[key]
+        hit = self._mro_memo.get(key, MISSING)
+        if hit is not MISSING:
+            return self._memo_hit(hit)
+        if self._decorating:  # asked from inside a decorator's evaluation, some stores are not known yet
+            return self._decorated_members_of(cid)
+        return self._solve(self._mro_memo, key, {}, self._decorated_members_of, cid)
+
+    def _decorated_members_of(self, cid: str) -> dict:
         out: dict = {}
         hidden: set = set()
         for c_id in self.mro(cid):
@@ -163,8 +168,6 @@ class ClassMixin:
                 if name not in hidden and name not in out and vals:
                     out[name] = vals
             hidden |= set(c.methods) | set(c.class_attrs)
-        if not self._decorating:  # asked from inside a decorator's evaluation, some stores are not known yet
-            self._mro_memo[key] = out
         return out
 
     def member(self, cid: str, name: str, inst: Optional[Instance]) -> frozenset:
@@ -300,12 +303,10 @@ class ClassMixin:
         value being the default: a dataclass (``@dataclass``, transformers' configs through huggingface_hub's
         ``@strict``), a pydantic model, an attrs class.  ``sglang``'s ``ServerArgs.quantization: str = None`` is
         what the server was started with, not None."""
-        key = ("field defaults", cid)
-        hit = self._mro_memo.get(key)
-        if hit is None:
-            hit = self._mro_memo[key] = self.is_dataclass(cid) or any(
-                x in _MODEL_BASES for x in self.mro(cid)) or self._attrs_class(cid)
-        return hit
+        return self._memoised(self._mro_memo, ("field defaults", cid), False, self._has_field_defaults, cid)
+
+    def _has_field_defaults(self, cid: str) -> bool:
+        return self.is_dataclass(cid) or any(x in _MODEL_BASES for x in self.mro(cid)) or self._attrs_class(cid)
 
     def _attrs_class(self, cid: str) -> bool:
         for c_id in self.mro(cid):
@@ -323,10 +324,11 @@ class ClassMixin:
         """What a setter method stores (``def set_processor(self, processor): self.processor = processor``):
         the arguments the class's own methods pass it through ``self`` (diffusers' ``Attention.__init__``:
         ``processor = AttnProcessor2_0() if ... else AttnProcessor()``, then ``self.set_processor(processor)``)."""
-        key = ("setter", inst.cls, setter_qual, param)
-        if key in self._mro_memo:
-            return self._mro_memo[key]
-        self._mro_memo[key] = EMPTY  # a setter whose argument reads the attribute it sets: no recursion
+        # a setter whose argument reads the attribute it sets: a cycle
+        return self._memoised(self._mro_memo, ("setter", inst.cls, setter_qual, param), EMPTY,
+                              self._setter_arguments_of, mro, setter_qual, setter, param, inst)
+
+    def _setter_arguments_of(self, mro: list, setter_qual: str, setter, param: str, inst: Instance) -> frozenset:
         method = setter_qual.rsplit(".", 1)[-1]
         index = setter.params.index(param) - 1  # the call's positional index (after self)
         out: set = set()
@@ -350,8 +352,7 @@ class ClassMixin:
                         out |= self.eval(arg, Scope(mod, fs, mid, inst.cls))
                         if arg[0] == "name" and fs.name == "__init__":
                             out |= self._constructor_arguments(inst.cls, mid, fs, arg[1])
-        res = self._mro_memo[key] = frozenset(v for v in out if not isinstance(v, Unknown))
-        return res
+        return frozenset(v for v in out if not isinstance(v, Unknown))
 
     def _constructor_arguments(self, cid: str, init_id: str, init, param: str) -> frozenset:
         """The objects (instances, classes, functions) the program's constructions ``C(...)`` of ``cid`` pass
@@ -361,10 +362,11 @@ class ClassMixin:
         (an annotation does not limit what is passed).  Flow-insensitive, as PyCG's parameters: every
         construction the program makes, found through the files that call the class's name (the class's
         package and the scanned files); constants are left out, so no branch is decided by them."""
-        key = ("constructed", cid, init_id, param)
-        if key in self._mro_memo:
-            return self._mro_memo[key]
-        self._mro_memo[key] = EMPTY  # an argument that reads the attribute being worked out: no recursion
+        # an argument that reads the attribute being worked out: a cycle
+        return self._memoised(self._mro_memo, ("constructed", cid, init_id, param), EMPTY,
+                              self._constructor_arguments_of, cid, init_id, init, param)
+
+    def _constructor_arguments_of(self, cid: str, init_id: str, init, param: str) -> frozenset:
         out: set = set()
         pos = init.params.index(param) - 1 if param in init.params[1:] else None  # after self
         if (pos is not None or param in init.kwonly) and self._runs_init(cid, init_id):
@@ -375,17 +377,15 @@ class ClassMixin:
                     arg = site.args[pos]
                 if arg is not None:
                     out |= {v for v in self.eval(arg, scope) if isinstance(v, (Instance, Class, Func, Partial))}
-        res = self._mro_memo[key] = frozenset(out)
-        return res
+        return frozenset(out)
 
     def _constructions(self, cid: str) -> tuple:
         """The calls ``C(...)`` of class ``cid`` the program makes, as (call site, scope): found through the
         files that call the class's name (its package's and the scanned files), each call's callee resolved."""
-        key = ("constructions", cid)
-        hit = self._mro_memo.get(key)
-        if hit is not None:
-            return hit
-        self._mro_memo[key] = ()  # a construction whose callee is being worked out: no recursion
+        # a construction whose callee is being worked out: a cycle
+        return self._memoised(self._mro_memo, ("constructions", cid), (), self._constructions_of, cid)
+
+    def _constructions_of(self, cid: str) -> tuple:
         out = []
         mod, qual = split_id(cid)
         name = qual.rsplit(".", 1)[-1]
@@ -398,8 +398,7 @@ class ClassMixin:
                     scope = Scope(mname) if fq == "<module>" else Scope(mname, fs, f"{mname}:{fq}")
                     if Class(cid) in self.eval(f, scope):
                         out.append((site, scope))
-        res = self._mro_memo[key] = tuple(out)
-        return res
+        return tuple(out)
 
     def _field_value(self, inst_cls: str, name: str, default: frozenset, origin: str) -> frozenset:
         """What a field of a dataclass-like class holds on an instance: what the program's constructions pass
@@ -407,10 +406,14 @@ class ClassMixin:
         where one omits it or none is seen -- the default, an assumption (``Const.assumed``).  A ``**kwargs``
         construction (``cls(**config_dict)``) passes the configuration the assumption speaks of: it omits."""
         key = ("field", inst_cls, name)
-        hit = self._mro_memo.get(key)
-        if hit is not None:
-            return hit
-        self._mro_memo[key] = _as_defaults(default, origin)  # while being worked out
+        hit = self._mro_memo.get(key, MISSING)
+        if hit is not MISSING:
+            return self._memo_hit(hit)
+        # while being worked out: the default
+        return self._solve(self._mro_memo, key, _as_defaults(default, origin), self._field_value_of, inst_cls,
+                           name, default, origin)
+
+    def _field_value_of(self, inst_cls: str, name: str, default: frozenset, origin: str) -> frozenset:
         passed: set = set()
         omitted = False
         sites = self._constructions(inst_cls)
@@ -423,7 +426,6 @@ class ClassMixin:
         res = frozenset(passed)
         if omitted or not sites:
             res |= _as_defaults(default, origin)
-        self._mro_memo[key] = res
         return res
 
     def _runs_init(self, cid: str, init_id: str) -> bool:
@@ -469,9 +471,9 @@ class ClassMixin:
         attribute read, ``__getitem__`` on ``x[k]``, ``__post_init__`` from a dataclass's ``__init__``),
         bound to ``cid``: the first scanned class of the MRO that defines it; None when none does (the
         external bases' own are opaque and run nothing we index)."""
-        key = ("special", cid, name)
-        if key in self._mro_memo:
-            return self._mro_memo[key]
+        return self._memoised(self._mro_memo, ("special", cid, name), None, self._special_method_of, cid, name)
+
+    def _special_method_of(self, cid: str, name: str) -> Optional[Func]:
         found = None
         for c_id in self.mro(cid):
             c = self.klass(c_id) if ":" in c_id else None
@@ -484,7 +486,6 @@ class ClassMixin:
                 if f is not None and not f.is_stub:
                     found = Func(fv.id, cid, fv.flags, fv.wrappers)
             break
-        self._mro_memo[key] = found
         return found
 
     def metaclass(self, cid: str) -> Optional[str]:

@@ -85,7 +85,6 @@ _SLICE = ("unknown", "Slice")  # how the index writes a slice (summary.py: unkno
 # methods of a dict or a module container that give its keys, values or pairs (Program._container_view)
 _CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "modules", "named_children", "named_modules"})
 _INTERNABLE = frozenset({Func, Class, Instance, External, ExternalInstance, Foreign, Op, Unknown})
-_IN_PROGRESS = object()
 
 
 class EvaluatorMixin:
@@ -110,25 +109,22 @@ class EvaluatorMixin:
             scope = self._narrowed(expr, scope)
         if k == "name":
             return self.lookup(expr[1], scope)
-        # One memo entry per (expression, scope); _IN_PROGRESS marks an evaluation under way, so a value
-        # that depends on itself (`x = f(x)`) is empty there.  Hashing a nested-tuple key is the resolver's
-        # hottest operation: this does it three times per evaluation, not six.
+        # One memo entry per (expression, scope); an expression whose value depends on itself (`x = f(x)`) is
+        # empty there (a cut, not solved: fixpoint.py).  Hashing a nested-tuple key is the resolver's hottest
+        # operation: this does it three times per evaluation, not six.
         key = (expr, scope.key())
         memo = self._eval_memo
         hit = memo.get(key, _MISS)
         if hit is not _MISS:
-            return EMPTY if hit is _IN_PROGRESS else hit
-        memo[key] = _IN_PROGRESS
+            return hit if hit.__class__ is frozenset else self._memo_hit(hit)
+        return self._solve(memo, key, EMPTY, self._eval_interned, expr, scope, solving=False)
+
+    def _eval_interned(self, expr, scope: Scope) -> frozenset:
         try:
             res = self._eval(expr, scope)
         except RecursionError:
             res = frozenset({Unknown("recursion")})
-        except BaseException:
-            del memo[key]
-            raise
-        res = self._interned(res)
-        memo[key] = res
-        return res
+        return self._interned(res)
 
     def _narrowed(self, expr, scope: Scope) -> Scope:
         """The scope with only the bound parameters the expression can read (through the function's locals

@@ -86,18 +86,11 @@ class ResolverMixin:
         """What a module-level name may be bound to at run time (``typing=True``: as a type checker sees it,
         with ``if TYPE_CHECKING:`` imports, for annotations); ``before``: at that line of the module's top
         level, by the bindings above it."""
-        key = (mod, name, typing, before)
-        if key in self._global_memo:
-            return self._global_memo[key]
-        if key in self._active:
-            return EMPTY
-        self._active.add(key)
-        try:
-            res = self._resolve_global(mod, name, typing, before)
-        finally:
-            self._active.discard(key)
-        res = self._global_memo[key] = self._interned(res)
-        return res
+        return self._memoised(self._global_memo, (mod, name, typing, before), EMPTY, self._resolve_global_interned,
+                              mod, name, typing, before)
+
+    def _resolve_global_interned(self, mod: str, name: str, typing: bool, before: Optional[int]) -> frozenset:
+        return self._interned(self._resolve_global(mod, name, typing, before))
 
     def _resolve_global(self, mod: str, name: str, typing: bool = False, before: Optional[int] = None) -> frozenset:
         m = self.module(mod)
@@ -285,19 +278,11 @@ class ResolverMixin:
 
     def _local_value(self, name: str, s: Scope) -> frozenset:
         """Every value the function's assignments to ``name`` may give it (flow-insensitive)."""
-        key = ("local", s.key(), name)
-        if key in self._eval_memo:
-            return self._eval_memo[key]
-        if key in self._active:
-            return EMPTY
-        self._active.add(key)
-        try:
-            out = frozenset().union(*(self.eval(e, s) for e in s.func.locals[name]))
-        finally:
-            self._active.discard(key)
-        if s.memoizable:
-            out = self._eval_memo[key] = self._interned(out)
-        return out
+        return self._memoised(self._eval_memo, ("local", s.key(), name), EMPTY, self._local_interned, name, s,
+                              solving=False)
+
+    def _local_interned(self, name: str, s: Scope) -> frozenset:
+        return self._interned(frozenset().union(*(self.eval(e, s) for e in s.func.locals[name])))
 
     def param_value(self, name: str, s: Scope) -> frozenset:
         f = s.func

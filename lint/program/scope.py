@@ -33,14 +33,6 @@ class Scope:
             self.__dict__["_key"] = k
         return k
 
-    @property
-    def memoizable(self) -> bool:
-        try:
-            hash(self.key())
-            return True
-        except TypeError:
-            return False
-
 
 _SCOPE_KEYS: dict = {}
 
@@ -64,3 +56,7 @@ class Stats:
     modules_from_search_path: int = 0
     parse_errors: list = field(default_factory=list)
     cache_hits: int = 0
+    # cycles of the resolver solved to their fixpoint (fixpoint.py): rounds worked out again, and heads whose
+    # value still changed after MAX_ROUNDS (kept as their last round left them)
+    fixpoint_rounds: int = 0
+    fixpoint_unsettled: int = 0
