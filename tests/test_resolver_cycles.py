@@ -124,3 +124,23 @@ def test_a_local_rebound_from_itself_is_cut_without_rounds(tmp_path):
     lists = [v for v in got if isinstance(v, SeqVal)]
     assert len(lists) == 1 and not any(isinstance(e, SeqVal) for e in lists[0].elems)  # [x], never [[x]]
     assert p.stats.fixpoint_rounds == 0
+
+
+def test_a_scan_counts_the_cycles_it_worked_out_again_and_those_that_did_not_settle(run_scan, tmp_path):
+    """The stats say how much of the resolver's work was cycles, and how many values a cycle left unsettled
+    (which member was asked first may still change those)."""
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+
+        def nest(k):
+            if k:
+                return 0
+            return [nest(k)]
+
+        @torch.compile(fullgraph=True)
+        def r(x):
+            nest(x).append(x)  # a method of what it returns: the walk works the value out
+            return x
+        """))
+    stats = run_scan(tmp_path / "m.py").stats
+    assert stats["cycle_rounds"] == MAX_ROUNDS and stats["cycles_unsettled"] == 1
