@@ -52,17 +52,7 @@ def test_a_value_worked_out_inside_a_cycle_is_not_kept_from_a_round_before_the_l
     """f -> g -> h -> f, f asked first: in the first round g and h are worked out with f empty (g {2}, h
     empty); kept, g would say {2} for ever.  They are provisional until f settles, and final from its last
     round; a fresh program asked h first gives the same."""
-    three = """
-    def f(k):
-        if k:
-            return 1
-        return g(k)
-
-    def g(k):
-        if k:
-            return 2
-        return h(k)
-
+    three = MUTUAL.replace("return f(k)", "return h(k)") + """
     def h(k):
         return f(k)
     """
