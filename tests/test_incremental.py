@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from compile_lint.engine import ScanOptions, scan
 from compile_lint.report import to_json
+from test_resolver_cycles import MUTUAL
 
 HERE = Path(__file__).parent
 CASES = HERE / "corpus" / "cases"
@@ -704,21 +706,8 @@ def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
     assert _check(root, cache).stats["result_cache"] == "incremental"
 
 
-_CYCLE_REGIONS = """import subprocess
-import torch
-
-
-def f(k):
-    if k:
-        return 1
-    return g(k)
-
-
-def g(k):
-    if k:
-        return 2
-    return f(k)
-
+# f and g return each other (tests/test_resolver_cycles.py); r0 enters the cycle at f, r1 at g
+_CYCLE_REGIONS = "import subprocess\nimport torch\n" + textwrap.dedent(MUTUAL) + """
 
 def h(k):
     if k == 2:
@@ -739,6 +728,7 @@ def r0(x):
 def r1(x):
     return h(g(x)) + x
 """
+
 
 def test_a_unit_walked_again_meets_the_values_a_cycle_has_in_a_full_scan(tmp_path):
     """f and g return each other.  Cut where it was entered, the cycle gave g the value 2 when a full scan
