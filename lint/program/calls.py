@@ -254,7 +254,7 @@ class CallMixin:
             if key is not None:
                 hit = self._call_memo.get(key, MISSING)
                 if hit is not MISSING:
-                    return self._memo_hit(hit)
+                    return hit if hit.__class__ is frozenset else self._memo_hit(hit)
             inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1,
                           dict(v.closure) if v.closure else None)
             if key is None:

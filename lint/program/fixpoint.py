@@ -113,7 +113,7 @@ class FixpointMixin:
         the first round)."""
         v = memo.get(key, MISSING)
         if v is not MISSING:
-            return self._memo_hit(v)
+            return v if v.__class__ is frozenset else self._memo_hit(v)  # a final value set: the common case
         return self._solve(memo, key, start, compute, *args, solving=solving)
 
     def _solve(self, memo, key, start, compute, *args, solving: bool = True):
