@@ -134,3 +134,20 @@ def test_a_scan_counts_the_cycles_it_worked_out_again_and_those_that_did_not_set
         """))
     stats = run_scan(tmp_path / "m.py").stats
     assert stats["cycle_rounds"] == MAX_ROUNDS and stats["cycles_unsettled"] == 1
+
+
+def test_a_binding_under_a_guard_that_tests_its_own_name_is_no_cycle(tmp_path):
+    """FlashInfer's norm: ``_USE_CUDA = env == "1"`` then ``if not _USE_CUDA: _USE_CUDA = True`` (its import
+    fallback).  Asking whether the guard may hold read the name's own value, a cycle whose second round saw
+    ``_USE_CUDA`` True, skipped the binding and undid it (True or False for ever, unsettled); the guard is the
+    rebinding's own test (``_guarded_rebinding``): True either way, in no round."""
+    p = _program(tmp_path, """
+    import os
+
+    _USE_CUDA = os.environ.get("USE_CUDA", "0") == "1"
+
+    if not _USE_CUDA:
+        _USE_CUDA = True
+    """)
+    assert p.resolve_global("m", "_USE_CUDA") == {Const(True)}
+    assert p.stats.fixpoint_rounds == 0

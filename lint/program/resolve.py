@@ -110,7 +110,10 @@ class ResolverMixin:
         for line, _, _, b in events:
             if before is not None and line >= before:
                 break
-            if not self.guards_may_hold(b.guards, scope, preds):
+            # a guard that tests the name itself (`if not X: X = ...`) is _guarded_rebinding's: asked here, it
+            # would read the value being worked out (a cycle, whose rounds would see the binding undo itself)
+            guards = tuple(g for g in b.guards if _own_test(g.cond, name) is None) if b.guards else ()
+            if guards and not self.guards_may_hold(guards, scope, preds):
                 continue
             if b.kind == "store":
                 out = self._stored(out, b, mod, before is not None)
