@@ -40,7 +40,6 @@ first ones met, rounds included).
 """
 from __future__ import annotations
 
-
 MAX_ROUNDS = 2
 _NO_CUT = 1 << 62  # ``_low`` when nothing unfinished was read
 MISSING = object()  # a memo table's answer for a key it does not hold
@@ -84,8 +83,9 @@ def _set_keeping_tag(memo, key, value) -> None:
 
 class FixpointMixin:
     """``_solve`` (a memoised computation, rounds and all), ``_memo_hit`` (a stored value, cuts and provisional
-    entries accounted), and the bookkeeping of provisional entries.  The state lives on ``Program``:
-    ``_depth`` (computations under way), ``_low`` and ``_provisional`` (head index -> its entries)."""
+    entries accounted), and the bookkeeping of provisional entries.  The state lives on ``Program``
+    (``reset_fixpoint``): ``_depth`` (computations under way), ``_low``, ``_provisional`` (head index -> its
+    entries), ``_seeds`` / ``_seed_log`` (members' last values) and ``_changes``."""
 
     def _memo_hit(self, v):
         """The value a memo entry gives its reader: a cut's value so far, or a provisional entry's value
