@@ -80,7 +80,8 @@ def main(argv=None) -> int:
         return 2
     print(f"truth: torch {meta.get('torch')}, {meta.get('environment')}, measured {meta.get('measured')}")
     print(f"static: one scan, {len(scores)} entry points, {seconds:.1f} s, "
-          f"{stats.get('functions_walked')} functions walked, unresolved calls {stats.get('unresolved_ratio')}")
+          f"{stats.get('functions_walked')} functions walked, unresolved calls {stats.get('unresolved_ratio')}, "
+          f"cycle rounds {stats.get('cycle_rounds')}, cycles unsettled {stats.get('cycles_unsettled')}")
     print()
     print(compare.table(scores))
     print()
