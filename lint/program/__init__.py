@@ -15,6 +15,7 @@ is a mixin in its own module.
 - ``calls.py``     decorators, argument binding, call results, external calls
 - ``guards.py``    three-valued truth of conditions; whether guards may hold
 - ``fixpoint.py``  cycles of values (f returns g(), g returns f()) solved to their least fixpoint
+- ``widening.py``  bounds on derived names and nesting, so that a cycle's rounds settle
 - ``facts.py``     the user's facts (--assume, --env): expressions and environment variables with known values
 """
 from __future__ import annotations

@@ -30,9 +30,10 @@ from ..values import (
     Unknown,
 )
 from .facts import UNSET
-from .fixpoint import MISSING
+from .fixpoint import _NO_CUT, MISSING
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
+from .widening import derived_name
 
 
 # A function's return value is worked out per distinct argument context; past this many contexts, arguments
@@ -242,13 +243,22 @@ class CallMixin:
                 return self._call_external(named, args, kwargs, scope)
             if scope.depth >= MAX_CALL_DEPTH:
                 return self._returns_without_args(v, f)
+            outer = self._open_reads()
             bindings = self.bind_args(f, v, args, kwargs, scope)
+            # arguments worked out from a cycle's value so far: what the call gives is provisional on its
+            # head (the head's next round asks again, with other arguments); such a context is not one of the
+            # function's first contexts (ContextCaps: a round's would fill them), and a parameter with no value
+            # yet gives no value (not the annotation a function returning nothing falls back to)
+            pending = min(self._close_reads(outer), scope.pending)
+            if pending != _NO_CUT and not all(bindings.values()):
+                return EMPTY
             try:
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
                 hash(key)
             except TypeError:
                 key = None
-            if key is not None and key not in self._call_memo and not self._call_contexts.admit(v, key):
+            if key is not None and pending == _NO_CUT and key not in self._call_memo and \
+                    not self._call_contexts.admit(v, key):
                 bindings = self._widened(bindings)  # past the function's first MAX_CALL_CONTEXTS contexts
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
             if key is not None:
@@ -256,10 +266,10 @@ class CallMixin:
                 if hit is not MISSING:
                     return hit if hit.__class__ is frozenset else self._memo_hit(hit)
             inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1,
-                          dict(v.closure) if v.closure else None)
+                          dict(v.closure) if v.closure else None, pending=pending)
             if key is None:
                 return self._call_value(f, inner)
-            return self._solve(self._call_memo, key, EMPTY, self._call_value, f, inner)
+            return self._solve(self._call_memo, key, EMPTY, self._call_value, f, inner, floor=pending)
         if isinstance(v, Class):
             return frozenset({Instance(v.id)})
         if isinstance(v, Instance):
@@ -475,7 +485,7 @@ class CallMixin:
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper():
             return frozenset({ExternalInstance(name)})
-        return frozenset({ExternalInstance(f"{name}()")})
+        return frozenset({ExternalInstance(derived_name(f"{name}()"))})
 
 
 def _elements(vals: frozenset, dict_values: bool) -> frozenset:

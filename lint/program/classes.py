@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..dynamo import model
 from ..values import EMPTY, Class, Const, External, Func, Instance, Op, Partial, Unknown
-from .fixpoint import MISSING
+from .fixpoint import _NO_CUT, MISSING
 from .locator import _MentionIndex, package_index, split_id
 from .scope import Scope, _fixed
 
@@ -243,6 +243,7 @@ class ClassMixin:
         if inst is not None:
             vals = set()
             declared = set()  # `self.x: T` with no value: T's instances, where the stores say nothing
+            outer = self._open_reads()
             for cid in mro:
                 if ":" not in cid:
                     continue
@@ -265,6 +266,10 @@ class ClassMixin:
                         declared |= got
                     else:
                         vals |= got
+            if self._close_reads(outer) != _NO_CUT and not vals:
+                # stores with no value yet (a cycle's first round): no value, not a fallback the next
+                # round's value would keep for good (the declared type, "no attribute")
+                return EMPTY
             if not any(not isinstance(v, Unknown) and v != Const(None) for v in vals):
                 # a declaration assigns nothing: the type is a fallback, as a return annotation is (vLLM's
                 # `self.quant_method: QuantizeMethodBase` then `self.quant_method = UnquantizedLinearMethod()`:

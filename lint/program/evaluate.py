@@ -35,6 +35,7 @@ from ..values import (
 )
 from .locator import split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
+from .widening import bounded_nesting, derived_name
 
 _EITHER_BOOL = frozenset({Const(True), Const(False)})
 _TENSOR = frozenset({ExternalInstance("torch.Tensor")})
@@ -109,15 +110,15 @@ class EvaluatorMixin:
             scope = self._narrowed(expr, scope)
         if k == "name":
             return self.lookup(expr[1], scope)
-        # One memo entry per (expression, scope); an expression whose value depends on itself (`x = f(x)`) is
-        # empty there (a cut, not solved: fixpoint.py).  Hashing a nested-tuple key is the resolver's hottest
-        # operation: this does it three times per evaluation, not six.
+        # One memo entry per (expression, scope), solved to its fixpoint where it depends on itself
+        # (``self.hf_config = draft(self.hf_config)``: fixpoint.py).  Hashing a nested-tuple key is the
+        # resolver's hottest operation: this does it three times per evaluation, not six.
         key = (expr, scope.key())
         memo = self._eval_memo
         hit = memo.get(key, _MISS)
         if hit is not _MISS:
             return hit if hit.__class__ is frozenset else self._memo_hit(hit)
-        return self._solve(memo, key, EMPTY, self._eval_interned, expr, scope, solving=False)
+        return self._solve(memo, key, EMPTY, self._eval_interned, expr, scope, floor=scope.pending)
 
     def _eval_interned(self, expr, scope: Scope) -> frozenset:
         try:
@@ -148,7 +149,7 @@ class EvaluatorMixin:
         if narrowed is None:
             narrowed = cache[keep] = Scope(scope.module, scope.func, scope.func_id, scope.self_cls,
                                            {k: bindings[k] for k in keep} or None, scope.depth, scope.closure,
-                                           scope.line)
+                                           scope.line, scope.pending)
         return narrowed
 
     def _python_operands(self, e, scope: Scope) -> bool:
@@ -196,6 +197,7 @@ class EvaluatorMixin:
         concern: the resolver walks multi-valued sets in a fixed order, _fixed.)"""
         if not res:
             return res
+        res = bounded_nesting(res)  # a cycle's rounds settle (widening.py)
         if all(type(v) in _INTERNABLE and not getattr(v, "closure", ()) for v in res):
             return self._value_sets.setdefault(res, res)
         if len(res) == 1:
@@ -574,7 +576,7 @@ class EvaluatorMixin:
             full = model.normalize(f"{v.name}.{name}")
             if self.arch is not None and self.arch.known_attr(full):
                 return frozenset({Const(self.arch.attr(full))})
-            return frozenset({External(full)})
+            return frozenset({External(derived_name(full))})
         if isinstance(v, Instance):
             return self.member(v.cls, name, v)
         if isinstance(v, Class):
@@ -594,7 +596,7 @@ class EvaluatorMixin:
                     return frozenset({ExternalInstance("pathlib.Path")})
                 if name in ("parents",):
                     return frozenset({SeqVal(frozenset({ExternalInstance("pathlib.Path")}))})
-            return frozenset({External(model.normalize(f"{v.type}.{name}"))})
+            return frozenset({External(derived_name(model.normalize(f"{v.type}.{name}")))})
         if isinstance(v, Foreign):
             return frozenset({Foreign(v.origin, f"{v.path}.{name}" if v.path else name)})
         if isinstance(v, Namespace):

@@ -1,4 +1,4 @@
-"""Cycles of the resolver through calls, globals and classes, solved to their least fixpoint.
+"""Cycles of the resolver through calls, globals, classes and expressions, solved to their least fixpoint.
 
 A value of the resolver may depend on itself: ``f`` returns ``g()``, which returns ``f()``; a field of a config
 class is what its constructions pass, which reads the field.  The resolver used to cut such a recursion where
@@ -20,28 +20,38 @@ Every memoised computation of ``Program`` runs through ``_solve``:
   it has no rounds of its own (nested rounds multiply): it is worked out again in the head's next round, its
   cuts giving its last value (``_seeds``), and the head goes on while any member changed.  After
   ``MAX_ROUNDS`` rounds the head and its members keep what the last round gave (``Stats.fixpoint_unsettled``,
-  the scan's ``cycles_unsettled``): some values grow without end (``self.keys = self.keys.to(...)`` gives
-  ``torch.tensor().to().to()...``, one call more per round).
+  the scan's ``cycles_unsettled``).  The values a cycle feeds back are bounded (widening.py: a name derived
+  from an external object, a container's nesting), so that its rounds reach a value the round before gave;
+  without the bounds some grew without end (``self.keys = self.keys.to(...)``: ``torch.tensor().to().to()...``).
 - An entry worked out while a head below it was unfinished (its ``_low`` below its own index) is
   *provisional*: it is memoised as ``_Provisional`` (a reader of it depends on that head too), dropped when
   the head starts another round, and made final, as it is, when the head settles: it was worked out in the
   head's last round, from the head's final value.  An entry that met no unfinished computation is final at
-  once.
+  once.  A call whose arguments were worked out from an unfinished value is provisional on it too, with what
+  is worked out in its scope (``Scope.pending``, ``floor``): each round asks with other arguments, and the
+  rounds' entries, kept, ran the bench site's full scan out of memory.
+- A value that depends on no value yet is no value: a call whose argument is empty in a round gives nothing
+  (not its return annotation's fallback), an attribute whose stores give nothing yet is empty (not its
+  declared type, nor "no attribute"), and a round's argument context is not one of the function's first
+  contexts (``ContextCaps``).  A fallback taken in the first round would feed the next round and stay for
+  good: which member was entered first decided whether it was there.
 
-An expression's or a local's own cycle (``hidden_states = layer(hidden_states)``: ``solving=False``) is cut as
-it always was: its cut gives EMPTY for good and its reader does not depend on it.  Solved too, these were
-13,526 of the real-code suite's 16,475 cycles, 2,604 of them never settled, and the suite took a third longer
-(bench/realcode.py: 18.5 -> 24.7 s); the bench site's full scan did not end in 7 minutes (140-200 s).  A value
-outside every computation (the reach walk's, a rule's) is always final: the stack is empty there.  What still
-depends on the order of evaluation: those cuts, the unsettled cycles, the call depth bound (``MAX_CALL_DEPTH``:
-a call's value is memoised at the depth first asked), the truth guards (``GuardMixin``: a cut truth is
-undecided), abstract dispatch's guard, and which contexts of a function are precise (``ContextCaps``: the
-first ones met, rounds included).
+An expression's own cycle (``self.hf_config = draft(self.hf_config)``, sglang's ``ModelConfig``) is solved
+like any other (session 29: the cut it used to have gave ``hf_config`` 3 or 88 values whichever attribute
+was asked first, and moved the context caps of 17-35 functions after an edit of the bench site).  A local's
+own cycle (``hidden_states = layer(hidden_states)``: ``solving=False``) is cut as it always was: its cut
+gives EMPTY for good and its reader does not depend on it.  Solved too, these were 13,526 of the real-code
+suite's 16,475 cycles, and with the expressions' the bench site's full scan did not end in 7 minutes (session
+28, before the bounds).  A value outside every computation (the reach walk's, a rule's) is always final: the
+stack is empty there.  What still depends on the order of evaluation: those cuts, the unsettled cycles, the
+call depth bound (``MAX_CALL_DEPTH``: a call's value is memoised at the depth first asked), the truth guards
+(``GuardMixin``: a cut truth is undecided), abstract dispatch's guard, and which contexts of a function are
+precise (``ContextCaps``: the first ones met).
 """
 from __future__ import annotations
 
-MAX_ROUNDS = 2
-_NO_CUT = 1 << 62  # ``_low`` when nothing unfinished was read
+MAX_ROUNDS = 6
+_NO_CUT = 1 << 62  # ``_low`` when nothing unfinished was read (and ``Scope.pending``'s default)
 MISSING = object()  # a memo table's answer for a key it does not hold
 
 
@@ -108,6 +118,20 @@ class FixpointMixin:
         """Whether the computation under way read an unfinished value (a cut, a provisional entry) so far."""
         return self._low != _NO_CUT
 
+    def _open_reads(self) -> int:
+        """Start noting what a part of the computation under way reads; give ``_close_reads`` the result."""
+        outer = self._low
+        self._low = _NO_CUT
+        return outer
+
+    def _close_reads(self, outer: int) -> int:
+        """The lowest unfinished computation the part since ``_open_reads`` read (``_NO_CUT``: none); the
+        computation under way depends on it as well."""
+        low = self._low
+        if outer < low:
+            self._low = outer
+        return low
+
     def _memoised(self, memo, key, start, compute, *args, solving: bool = True):
         """``memo[key]``, worked out by ``compute(*args)`` if it is not there (``start``: what a cut gives in
         the first round)."""
@@ -116,9 +140,10 @@ class FixpointMixin:
             return v if v.__class__ is frozenset else self._memo_hit(v)  # a final value set: the common case
         return self._solve(memo, key, start, compute, *args, solving=solving)
 
-    def _solve(self, memo, key, start, compute, *args, solving: bool = True):
+    def _solve(self, memo, key, start, compute, *args, solving: bool = True, floor: int = _NO_CUT):
         """Work out ``compute(*args)`` as ``memo[key]`` (not there yet), to its fixpoint if it is cut
-        (``solving``; else a cut gives ``start`` for good, and the reader does not depend on it)."""
+        (``solving``; else a cut gives ``start`` for good, and the reader does not depend on it).  ``floor``:
+        the head its arguments depend on (``Scope.pending``): the entry is provisional on it from the start."""
         i = self._depth
         self._depth = i + 1
         seeds = self._seeds
@@ -134,7 +159,7 @@ class FixpointMixin:
         rounds = 0
         try:
             while True:
-                self._low = _NO_CUT
+                self._low = floor
                 res = compute(*args)
                 if self._low < i:
                     # a member of a cycle whose head is below: that head's rounds work it out again, from this

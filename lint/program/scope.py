@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..summary import FunctionSummary
+from .fixpoint import _NO_CUT
 
 
 MAX_CALL_DEPTH = 8
@@ -23,6 +24,9 @@ class Scope:
     # a statement of a module's top level (the whole-program call graph): its names are bound as the lines
     # before it left them (Program.resolve_global's ``before``); None: as the module's import left them
     line: Optional[int] = None
+    # the lowest index of an unfinished computation (a cycle's head, fixpoint.py) its bindings were worked out
+    # from: what is worked out in it is provisional on that head.  Not part of the key.
+    pending: int = _NO_CUT
 
     def key(self):
         """Identity of the scope for memoisation: bound values are part of it (value sets are hashable)."""

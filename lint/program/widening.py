@@ -1,0 +1,98 @@
+"""Bounds on the values the resolver makes, so that a cycle's rounds (fixpoint.py) settle.
+
+A cycle feeds its value back into itself, and some values grow each time round:
+
+- a name derived from an external object: sglang's ``ModelConfig`` stores ``self.hf_config =
+  self.hf_text_config`` and ``self.hf_text_config = get_hf_text_config(self.hf_config)``, which returns
+  ``config.thinker_config.text_config`` or ``config.llm_config``...: ``copy.deepcopy().llm_config.llm_config...``
+  one attribute more per round; ``self.keys = self.keys.to(...)`` gives ``torch.tensor().to().to()...``;
+- a container holding the container of the round before (``state = (state, x)``): one level deeper per round.
+
+Cut at a bound, the values of a cycle form a finite set, and its rounds reach a value the round before gave.
+Without the bounds, solving every expression's cycle and giving the rounds room (``MAX_ROUNDS``) ran the bench
+site's full scan out of memory (24 GB); with them it took 4.8 GB against the 7.3 GB of the scan that cut those
+cycles (README, "Incremental rows", session 29).
+
+The bounds keep what the rules and the walk read: a derived name keeps its type (what it was derived from, up to
+the call or the class) and its last ``MAX_DERIVED_TAIL`` steps (``.item()``, ``.synchronize``, the method a
+tensor chain ends with: ``model.tensor_type`` reads the last one); a container nested deeper than
+``MAX_NESTING`` holds an unknown there.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..values import DictVal, Namespace, Partial, SeqVal, TupleVal, Unknown
+
+MAX_DERIVED_TAIL = 3  # steps kept after the type a name was derived from
+MAX_NESTING = 4  # containers within containers
+
+_CONTAINERS = (DictVal, SeqVal, TupleVal, Namespace, Partial)
+_TOO_DEEP = Unknown("nested")
+
+
+@lru_cache(maxsize=None)  # pure, and asked for every attribute of every external value
+def derived_name(name: str) -> str:
+    """``name`` with the steps after its type beyond the last ``MAX_DERIVED_TAIL`` left out: the type ends at
+    the first call's result (``copy.deepcopy()``) or the first class (``transformers.PretrainedConfig``); a
+    module path before it is never cut (``torch.nn.functional.scaled_dot_product_attention``)."""
+    parts = name.split(".")
+    for i, part in enumerate(parts):
+        if part.endswith("()") or part[:1].isupper():
+            break
+    else:
+        return name
+    tail = len(parts) - i - 1
+    if tail <= MAX_DERIVED_TAIL:
+        return name
+    return ".".join(parts[:i + 1] + parts[-MAX_DERIVED_TAIL:])
+
+
+def nesting(v) -> int:
+    """How many containers deep ``v`` is (0: not a container); kept on the value, which is frozen."""
+    t = type(v)
+    if t not in _CONTAINERS:
+        return 0
+    d = v.__dict__
+    n = d.get("_nesting")
+    if n is None:
+        if t is DictVal or t is Namespace:
+            sets = [s for _, s in v.items]
+        elif t is SeqVal:
+            sets = [v.elems, *v.items]
+        elif t is TupleVal:
+            sets = list(v.items)
+        else:  # Partial
+            sets = [v.target, *v.args, *(s for _, s in v.kwargs)]
+        n = d["_nesting"] = 1 + max((nesting(x) for s in sets for x in s), default=0)
+    return n
+
+
+def bounded_nesting(values: frozenset) -> frozenset:
+    """``values`` with what lies deeper than ``MAX_NESTING`` containers an unknown (the outer containers kept:
+    replacing the whole container, a round would start its growth again from nothing)."""
+    for x in values:
+        if type(x) in _CONTAINERS and nesting(x) > MAX_NESTING:
+            return frozenset(_truncated(y, MAX_NESTING) for y in values)
+    return values
+
+
+def _truncated(v, budget: int):
+    if type(v) not in _CONTAINERS or nesting(v) <= budget:
+        return v
+    if budget == 0:
+        return _TOO_DEEP
+
+    def cut(values: frozenset) -> frozenset:
+        return frozenset(_truncated(x, budget - 1) for x in values)
+
+    t = type(v)
+    if t is DictVal:
+        return DictVal(tuple((k, cut(s)) for k, s in v.items))
+    if t is Namespace:
+        return Namespace(tuple((k, cut(s)) for k, s in v.items))
+    if t is SeqVal:
+        return SeqVal(cut(v.elems), tuple(cut(s) for s in v.items))
+    if t is TupleVal:
+        return TupleVal(tuple(cut(s) for s in v.items))
+    return Partial(cut(v.target), tuple(cut(s) for s in v.args), tuple((k, cut(s)) for k, s in v.kwargs))
