@@ -266,7 +266,8 @@ class ClassMixin:
                         declared |= got
                     else:
                         vals |= got
-            if self._close_reads(outer) != _NO_CUT and not vals:
+            read_unfinished = self._close_reads(outer) != _NO_CUT
+            if read_unfinished and not vals:
                 # stores with no value yet (a cycle's first round): no value, not a fallback the next
                 # round's value would keep for good (the declared type, "no attribute")
                 return EMPTY
