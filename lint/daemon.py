@@ -191,8 +191,10 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     import gc
 
     from . import resultcache
+    from .cache import end_of_answer, keep_loaded_summaries
     from .discover import keep_discoveries
     from .program.locator import keep_package_indexes
+    from .postwalk import keep_merges
     from .report import keep_encoded_findings
     from .suppressions import keep_scanned_sources
 
@@ -200,6 +202,8 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     keep_package_indexes()
     keep_discoveries()
     keep_encoded_findings()
+    keep_merges()
+    keep_loaded_summaries()
     keep_scanned_sources()
     sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -250,6 +254,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
                     answer = {"rc": 2, "stdout": "", "stderr": f"compile-lint: internal error in the daemon: "
                                                                f"{type(e).__name__}: {e}\n"}
                 served += 1
+                end_of_answer()
                 _answer(conn, answer)  # (a client gone away: what the command wrote stays)
             # after the answer: the state the command made, then the garbage of the previous one
             for path, problem in resultcache.write_kept_states():

@@ -15,16 +15,17 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import postwalk
-from .cache import SummaryCache
+from .cache import SummaryCache, loaded_summary, note_loaded_summary
 from .discover import discover
 from .firsthazard import breaks, first_hazard
 from .index import decode_source, index_source
 from .parallel import YOURS, default_jobs, prefetch
-from .postwalk import MergedFindings
+from .postwalk import MergedFindings, keeps_merges
 from .program import ModuleLocator, Program
 from .program.facts import UserFacts
 from .publicapi import public_api
 from .reach import Reach
+from .reach_replay import KeptFirst
 from .regions import FRAMEWORK_MODELS, Region, RegionFinder
 from .summary import ModuleSummary
 from .tracking import ContextsMoved
@@ -154,9 +155,14 @@ class SummaryLoader:
                 summary = loads(summary)
             summary.path = str(path)
             return summary
+        cached = loaded_summary(key, str(path))  # (a warm process: read by its last answer)
+        if cached is not None:
+            self.cache.hits += 1
+            return cached
         cached = self.cache.get(key)
         if cached is not None:
             cached.path = str(path)
+            note_loaded_summary(key, cached.path, cached)
             return cached
         summary = index_source(decode_source(data), module, str(path), is_package)
         self.parsed += 0 if counted else 1
@@ -364,6 +370,8 @@ def _scan(options: ScanOptions) -> ScanResult:
             # that read their summary only if a step needs more (modulestub.ModuleStub)
             inc.stand_in(program, inc_state, lambda name, path, pkg: loader(name, Path(path), pkg))
     findings = postwalk.drop_set_env_keys(merged.findings(), program)
+    if inc_state is not None:
+        inc_state.keep_merge(merged.memo())
     findings = postwalk.add_cache_notes(findings, program)
     postwalk.attach_fix_candidates(findings)
     findings, suppressed = postwalk.select_and_suppress(findings, options, program)
@@ -469,7 +477,10 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     regions: list = []
     reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version,
                   show_disabled=options.show_disabled)
-    merged = MergedFindings(options.keep_paths_by_hazard)
+    # (a warm process folds only what changed since the previous scan's merge: postwalk.MergedFindings; a plan
+    # made again after the contexts moved folds in full)
+    merged = MergedFindings(options.keep_paths_by_hazard, remember=keeps_merges(),
+                            previous=inc.old.take_merge() if inc is not None and inc.old is not None else None)
     # region index -> (the hazard Dynamo meets first, whether one is met on every call): library mode's table
     first_hazard_of: dict = {}
 
@@ -496,10 +507,15 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
         # the verdict is the general walk's: unsafe on every call where an error is (the hazard shown may be
         # behind a branch when every branch meets one before it: met_first)
         first = None if f is None else (f, any(h.severity == "error" for h in hazards))
+        # (a replay's findings kept from the previous walk come first, merged already, at other sites than the
+        # rest: reach_replay.KeptFirst; a plain list goes in the state, which a restricted unpickler reads)
+        kept = getattr(hazards, "kept", 0)
         if not options.keep_paths_by_hazard:
             own = MergedFindings()
-            own.add(hazards)  # what merging keeps of this region: the same whatever the other regions
-            hazards = list(own.best.values())
+            own.add(hazards[kept:] if kept else hazards)  # what merging keeps of this region, whatever the others
+            hazards = hazards[:kept] + list(own.best.values()) if kept else list(own.best.values())
+        elif isinstance(hazards, KeptFirst):
+            hazards = list(hazards)
         return hazards, first, reach.stats.functions_walked - before
 
     def walk(found: list, key: str) -> None:
@@ -519,7 +535,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     for i, f in enumerate(candidates):
         walk(find(f.module, lambda: finder.find(f.module)), f.module)
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
-                 findings=len(merged.best))
+                 findings=merged.count)
     for package in options.public_api:
         found = find(f"public:{package}", lambda: public_api(program, package))
         if not found and program.module(package) is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .contexts import digest
-from .incstate import MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, seeds
+from .incstate import MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, seeds, tops_in_order
 from .modulestub import ModuleStub, module_info
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
@@ -50,6 +50,8 @@ class Incremental:
         # unit -> the ids of the items its replayed walk's log stands for (what the logged traversal read)
         self._replay_reads: dict = {}
         self._replay_safe: Optional[set] = None  # the stale units a walk may have used and be replayed
+        self._stale_unsafe: set = set()  # the stale units that are not (_replayable)
+        self._stale_reporting: set = set()  # the stale units that are neither steps nor checked (_reports_unchanged)
         self._redone: Optional[set] = None  # the units a replay uses again itself (steps, reports, entries)
         # the previous scan's units of nodes' steps, and those a replay checks itself: _reports_unchanged
         self._steps_units: Optional[set] = None
@@ -229,10 +231,12 @@ class Incremental:
             self._changed_ids = {self.old.items[it] for it in self.plan.changed_items if it in self.old.items}
             self._redone = self._old_steps_units() | self.old.redone_units
             self._replay_safe = self._redone | self.old.replay_checked
+            # (the stale units that are none of those, looked for in each walk's uses in C: a replay's uses
+            # are some 10,000 units, the bench's kkt edit replays 123 walks)
+            self._stale_unsafe = self.plan.stale - self._replay_safe
         if uid in self._unmoored_units or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
             return False
-        stale = self.plan.stale
-        return all(u in self._replay_safe for u in self.old.uses.get(uid, ()) if u in stale)
+        return self._stale_unsafe.isdisjoint(self.old.uses.get(uid, ()))
 
     def _reports_unchanged(self, uid: int) -> bool:
         """Whether the only stale units a replayable walk used are nodes' steps and what the replay checks
@@ -240,8 +244,8 @@ class Incremental:
         a replay may then keep the findings of the hazards the edit did not touch (reach_replay._KeepingReplay)."""
         if self._steps_units is None:
             self._steps_units = self._old_steps_units() | self.old.replay_checked
-        stale = self.plan.stale
-        return all(u in self._steps_units for u in self.old.uses.get(uid, ()) if u in stale)
+            self._stale_reporting = self.plan.stale - self._steps_units
+        return self._stale_reporting.isdisjoint(self.old.uses.get(uid, ()))
 
     def _stale_nodes(self, variant) -> list:
         """The nodes of ``variant`` whose steps the previous scan kept and the edit made stale (worked out
@@ -423,9 +427,13 @@ class Incremental:
                 got = per.setdefault((table.name, digest(key, memo)), {})
                 for top, evs in entries:
                     got.setdefault(top, []).extend((digest(c, memo), u) for c, u in evs)
+        order = self.tops
         if self.old is not None:
             stale = self.plan.stale
             for k, entries in self.old.contexts.items():
+                if k not in per and tops_in_order(entries, order):
+                    per[k] = entries  # met only by top units this scan reused whole: as it was
+                    continue
                 got = per.setdefault(k, {})
                 for top, evs in entries:
                     if top in self.tops:  # reused whole
@@ -440,9 +448,11 @@ class Incremental:
                             (u != top and u not in stale and u not in dead)]
                     if kept:
                         got[new] = kept + got.get(new, [])
-        order = self.tops
         out = {}
         for k, by_top in per.items():
+            if by_top.__class__ is tuple:
+                out[k] = by_top
+                continue
             if not by_top:
                 continue  # met only by units run again, which no longer met it
             # outside any top unit first (what runs there is run again each scan; stale_units counts it so)

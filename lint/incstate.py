@@ -61,6 +61,24 @@ class IncState:
             self.__dict__["_users"] = got
         return got
 
+    def readers(self, build: bool = True) -> Optional[dict]:
+        """item id -> the units that read it (``reads`` reversed), or None if not worked out and not ``build``.
+        Kept on the object, not pickled: a warm process works it out after answering, and the next edit's plan
+        finds the units that read a changed item from it (stale_units) instead of searching every unit's
+        reads (the bench site's 1.3 M units: 0.18 s of a leaf edit's answer)."""
+        got = self.__dict__.get("_readers")
+        if got is None and build:
+            got = {}
+            for u, reads in self.reads.items():
+                for i in reads:
+                    r = got.get(i)
+                    if r is None:
+                        got[i] = [u]
+                    else:
+                        r.append(u)
+            self.__dict__["_readers"] = got
+        return got
+
     def module_readers(self) -> tuple:
         """(module -> how many units read one of its items, item id -> its module or None).  Kept on the
         object, not pickled: a warm process works them out after answering (resultcache.write_kept_states),
@@ -86,17 +104,28 @@ class IncState:
         readers = self.__dict__.get("_module_readers")
         if readers is not None:
             counts, module_of = readers
-            module_of.extend(None if it[0] not in MODULE_ITEMS else it[1]
-                             for it in islice(self.items, len(module_of), None))
+            # the items added last, from the end (islice from the start walks every item before them)
+            added = list(islice(reversed(self.items), len(self.items) - len(module_of)))
+            module_of.extend(None if it[0] not in MODULE_ITEMS else it[1] for it in reversed(added))
             for u in dead:
                 _count_modules(counts, module_of, self.reads[u], -1)
             for r in new_reads:
                 _count_modules(counts, module_of, r, 1)
         return readers
 
+    def keep_merge(self, memo) -> None:
+        """The merge of the scan that made this state (postwalk.MergeMemo), for the next scan's merge to fold
+        against.  Kept on the object, not pickled: only a warm process keeps merges."""
+        if memo is not None:
+            self.__dict__["_merge"] = memo
+
+    def take_merge(self):
+        """The merge kept with this state (keep_merge), or None; taken: the next merge changes it in place."""
+        return self.__dict__.pop("_merge", None)
+
     def __getstate__(self):
         d = dict(self.__dict__)
-        for attr in ("_users", "_spent", "_module_readers"):
+        for attr in ("_users", "_spent", "_module_readers", "_readers", "_merge"):
             d.pop(attr, None)
         return d
 
@@ -280,7 +309,11 @@ def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set
     every unit that met one is stale too, so that it counts from nothing in the order of a full scan."""
     users = state.users()
     ids = {state.items[it] for it in items if it in state.items}
-    stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
+    readers = state.readers(build=False)
+    if readers is not None:
+        stale = {u for i in ids for u in readers.get(i, ())}
+    else:
+        stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
     stale |= {u for k in unmoored for _, evs in state.contexts.get(k, ()) for _, u in evs}
     todo = list(stale)
     while todo:
@@ -302,6 +335,18 @@ def first_contexts(entries, cap: int) -> tuple:
                 if len(precise) == cap:
                     return set(precise), top
     return set(precise), None
+
+
+def tops_in_order(entries: tuple, order: dict) -> bool:
+    """Whether every top unit of a context cap's ``entries`` (IncState.contexts) is one ``order`` places (a
+    top unit this scan reused whole), in the order they are in."""
+    last = -1
+    for top, _ in entries:
+        pos = order.get(top)
+        if pos is None or pos <= last:
+            return False
+        last = pos
+    return True
 
 
 def seeds(state: IncState, unmoored: set) -> dict:

@@ -15,11 +15,12 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True,
-           show_all_paths: bool = False) -> str:
+           show_all_paths: bool = False):
+    """The report's text: a str, or for JSON a list of its parts (write_report writes them one by one)."""
     if fmt == "json":
-        from .report import to_json
+        from .report import json_parts
 
-        return to_json(result) + "\n"
+        return json_parts(result) + ["\n"]
     if fmt == "sarif":
         from .report.sarif import to_sarif
 
@@ -33,16 +34,19 @@ def render(result, fmt: str, color: bool = False, stats: bool = False, show_path
     return to_text(result, show_paths=show_paths, color=color, stats=stats, show_all_paths=show_all_paths)
 
 
-def write_report(out: str, output_file: Optional[str]) -> None:
+def write_report(out, output_file: Optional[str]) -> None:
+    """``out``: the text, or a list of its parts (render)."""
+    parts = [out] if isinstance(out, str) else out
     if output_file:
         from .atomic import write_atomic
 
         p = Path(output_file)
         if p.parent and not p.parent.exists():
             p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, out.encode("utf-8"), durable=False)  # (a report: the next run writes it again)
+        # (a report: the next run writes it again)
+        write_atomic(p, (part.encode("utf-8") for part in parts), durable=False)
     else:
-        click.echo(out, nl=False)
+        click.echo("".join(parts), nl=False)
 
 
 _PATH = operator.attrgetter("path")

@@ -10,26 +10,99 @@ from .findings import SEVERITY_ORDER, Finding
 from .program import Program
 
 
+# A warm process (lint/daemon.py) keeps each scan's merge for the next one (keep_merges): after an edit most
+# regions' findings are the previous scan's very lists (reused regions) or hold the previous finding objects
+# (a replay keeps the findings of the hazard sites the edit did not touch), and folding the bench site's
+# 357,090 region findings again was 0.6 s of each answer.
+_KEEP_MERGES = False
+
+
+def keep_merges() -> None:
+    global _KEEP_MERGES
+    _KEEP_MERGES = True
+
+
+def keeps_merges() -> bool:
+    return _KEEP_MERGES
+
+
+class MergeMemo:
+    """What a merge keeps for the next scan's (MergedFindings.memo): each region's findings list in walk order,
+    the merged tables, and per merged key which region (its position in walk order) gave which finding."""
+    __slots__ = ("lists", "best", "regions", "contrib")
+
+    def __init__(self, lists: list, best: dict, regions: dict, contrib: dict):
+        self.lists, self.best, self.regions, self.contrib = lists, best, regions, contrib
+
+
+def _merge_key(f: Finding) -> tuple:
+    # one report per rule, line and fix point: `with FileLock(p):` is one hazard; reached through two cached
+    # loaders it is two findings, since fixing one loader leaves the other path
+    return (f.rule, f.path, f.line, f.fix_point)
+
+
+def _rank(f: Finding) -> tuple:
+    """The most certain report wins (an error; then the warning asking for the fewest conditions); the first
+    in walk order among equals."""
+    return (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col)
+
+
+def _report_order(f: Finding) -> tuple:
+    # a total order of the merged keys (two fix points of one hazard): the report does not depend on the order
+    # the keys were first met in, which a merge against the previous scan's does not keep
+    return (f.path, f.line, f.col, f.rule, f.fix_point)
+
+
 class MergedFindings:
     """The walk's findings, merged as each region's arrive: one finding per hazard site and rule, with the
     shortest path, and the regions reaching it.  Merging as they come keeps memory to the distinct hazards
     (a whole site-packages: 357,090 findings from the walk, 3,280 reported).  ``paths_by_hazard`` (when asked for)
-    keeps every finding by (rule, file, line), for the pre-commit hook."""
+    keeps every finding by (rule, file, line), for the pre-commit hook.
 
-    def __init__(self, keep_paths_by_hazard: bool = False):
+    Each region's list holds one finding per key (engine.walk_one merges it first).  With ``remember`` (a warm
+    process: keep_merges) the merge also keeps which region gave which finding of each key (``MergeMemo``); given the
+    previous scan's (``previous``), it folds at the end only what changed: a region's list that is the previous
+    one is skipped, and in one that is not, the findings that are not the previous objects are taken in or out,
+    and only their keys are worked out again, from their regions' findings in walk order -- what folding every
+    list again gives (tests/test_postwalk_merge.py)."""
+
+    def __init__(self, keep_paths_by_hazard: bool = False, remember: bool = False,
+                 previous: Optional[MergeMemo] = None):
         self.best: dict = {}
         self.regions: dict = {}
         self.paths_by_hazard: Optional[dict] = {} if keep_paths_by_hazard else None
+        remember = remember and not keep_paths_by_hazard
+        self._lists: Optional[list] = [] if remember else None
+        self._contrib: Optional[dict] = {} if remember else None  # key -> {region position: finding}
+        self._previous = previous if remember else None
+        # keys whose finding or regions changed since the previous merge (their regions are set again); None: all
+        self._touched: Optional[set] = None
+
+    @property
+    def count(self) -> int:
+        """Hazards merged so far (progress); against a previous merge, that merge's until the end."""
+        return len(self._previous.best if self._previous is not None else self.best)
 
     def add(self, found: list) -> None:
-        best, regions, paths = self.best, self.regions, self.paths_by_hazard
+        if self._lists is not None:
+            self._lists.append(found)
+            if self._previous is not None:
+                return  # folded at the end (_merge_changes)
+        self._fold(found, len(self._lists) - 1 if self._lists is not None else -1)
+
+    def _fold(self, found: list, pos: int) -> None:
+        best, regions, paths, contrib = self.best, self.regions, self.paths_by_hazard, self._contrib
         region = region_key = None  # (a region's findings share its RegionRef: its key made once)
         for f in found:
             if paths is not None:
                 paths.setdefault((f.rule, f.path, f.line), []).append(f)
-            # one report per rule, line and fix point: `with FileLock(p):` is one hazard; reached through two
-            # cached loaders it is two findings, since fixing one loader leaves the other path
-            key = (f.rule, f.path, f.line, f.fix_point)
+            key = (f.rule, f.path, f.line, f.fix_point)  # _merge_key, inlined: 357,090 findings on the bench site
+            if contrib is not None:
+                given = contrib.get(key)
+                if given is None:
+                    contrib[key] = {pos: f}
+                else:
+                    given[pos] = f
             if f.region is not region:
                 region = f.region
                 region_key = (region.path, region.line, region.qualname)
@@ -41,18 +114,72 @@ class MergedFindings:
             if region_key not in reaching:
                 reaching[region_key] = region
             cur = best[key]
-            # the most certain report wins (an error; then the warning asking for the fewest conditions)
             if (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
                     SEVERITY_ORDER[cur.severity], len(cur.conditions), len(cur.trace), cur.col):
                 best[key] = f
 
+    def _merge_changes(self) -> None:
+        """Fold this scan's lists against the previous merge (taken over: it is the previous scan's, spent)."""
+        prev, self._previous = self._previous, None
+        lists = self._lists
+        if len(prev.lists) != len(lists):  # a region more or fewer: the positions moved
+            for pos, found in enumerate(lists):
+                self._fold(found, pos)
+            return
+        best, regions, contrib = self.best, self.regions, self._contrib = prev.best, prev.regions, prev.contrib
+        touched: set = set()
+        for pos, (old, new) in enumerate(zip(prev.lists, lists)):
+            if old is new:
+                continue
+            gone = {id(f): f for f in old}
+            for f in new:
+                if gone.pop(id(f), None) is None:
+                    key = _merge_key(f)
+                    given = contrib.get(key)
+                    if given is None:
+                        contrib[key] = {pos: f}
+                    else:
+                        given[pos] = f
+                    touched.add(key)
+            for f in gone.values():
+                key = _merge_key(f)
+                given = contrib[key]
+                if given.get(pos) is f:  # (not replaced by this list's finding of the key)
+                    del given[pos]
+                touched.add(key)
+        for key in touched:
+            given = contrib.get(key)
+            if not given:
+                contrib.pop(key, None)
+                best.pop(key, None)
+                regions.pop(key, None)
+                continue
+            cur, reaching = None, {}
+            for pos in sorted(given):
+                f = given[pos]
+                reaching.setdefault((f.region.path, f.region.line, f.region.qualname), f.region)
+                if cur is None or _rank(f) < _rank(cur):
+                    cur = f
+            best[key] = cur
+            regions[key] = reaching
+        self._touched = touched
+
     def findings(self) -> list:
-        out = []
-        for key, f in self.best.items():
-            f.regions_reaching = len(self.regions[key])
-            f.other_regions = tuple(r for r in self.regions[key].values() if r != f.region)
-            out.append(f)
-        return sorted(out, key=Finding.sort_key)
+        if self._previous is not None:
+            self._merge_changes()
+        best, regions = self.best, self.regions
+        for key in (best if self._touched is None else self._touched):
+            f = best.get(key)
+            if f is not None:
+                f.regions_reaching = len(regions[key])
+                f.other_regions = tuple(r for r in regions[key].values() if r != f.region)
+        return sorted(best.values(), key=_report_order)
+
+    def memo(self) -> Optional[MergeMemo]:
+        """What the next scan's merge folds against (after ``findings``), if this process keeps merges."""
+        if self._lists is None or self._previous is not None:
+            return None
+        return MergeMemo(self._lists, self.best, self.regions, self._contrib)
 
 
 def drop_set_env_keys(findings: list, program: Program) -> list:

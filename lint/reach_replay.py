@@ -124,6 +124,18 @@ class ReplayMixin:
         return got
 
 
+class KeptFirst(list):
+    """A replay's findings that keep the previous walk's at the sites the edit did not touch: those come first
+    (``kept`` of them), one per hazard key already (the caller's, engine.walk_one, merged them so), and none
+    of their sites is one of the rest's -- the caller merges only the rest."""
+    __slots__ = ("kept",)
+
+    def __init__(self, previous: list, touched, made: list):
+        super().__init__(f for f in previous if (f.path, f.line) not in touched)
+        self.kept = len(self)
+        self.extend(made)
+
+
 # a replay keeping findings goes from the log's index (lint/reach_replay_indexed.py), and takes every event in
 # order only where it hands over (SEQUENTIAL); tests set it False to check the two against each other
 INDEXED = True
@@ -527,8 +539,7 @@ class _KeepingReplay(_Replay):
                 self._made_again(node, step, what, act, conds, known, here)
         reach.replay_visits_kept += kept
         made = self.findings
-        return [f for f in self.previous if (f.path, f.line) not in touched] + made + fold_alternatives(made,
-                                                                                                         self.redo)
+        return KeptFirst(self.previous, touched, made + fold_alternatives(made, self.redo))
 
     def _kinds(self, node, steps: list, reports: bool = False) -> list:
         """``node``'s conditional steps as deferred entries; with ``reports``, (its hazard and report steps

@@ -28,7 +28,7 @@ from heapq import heapify, heappop, heappush
 
 from .reach import _CHILD, _HAZARD
 from .reach_conditions import dedup, fold_alternatives
-from .reach_replay import SEQUENTIAL, _Replay, frame_moved, module_file
+from .reach_replay import SEQUENTIAL, KeptFirst, _Replay, frame_moved, module_file
 
 _END = float("inf")  # the time of the reports made again at kept visits: after the walk, as _KeepingReplay's
 
@@ -185,8 +185,7 @@ class IndexedReplay(_Replay):
         findings = [f for _, found in made for f in found]
         reach.replay_visits_kept += idx.n_visits - hot_visits - remade
         reach.stats.functions_walked += idx.n_visits
-        result = [f for f in self.previous if (f.path, f.line) not in touched] + findings + \
-            fold_alternatives(findings, self.redo)
+        result = KeptFirst(self.previous, touched, findings + fold_alternatives(findings, self.redo))
         return result, log.replayed_as(self.new_events, dict(log.early), self.fresh)
 
     def _calls_of(self, n) -> list:

@@ -636,4 +636,5 @@ def write_kept_states() -> list:
     for state in written if _WARM else ():
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
         state.module_readers()  # (and what its stand-ins follow from)
+        state.readers()  # (and which units read each item: the plan's stale units)
     return problems

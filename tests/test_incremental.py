@@ -165,6 +165,59 @@ def test_the_module_readers_a_warm_state_carries_on_equal_those_worked_out_from_
     assert carried_on >= len(EDITS) - 1
 
 
+@pytest.fixture
+def warm(monkeypatch):
+    """This process as the daemon keeps it between answers (lint/daemon.py's serve): the states in memory, each
+    merge of the regions' findings, the summaries the last answer read; ``answered()`` does what it does after
+    each answer."""
+    from compile_lint import cache as summary_cache
+    from compile_lint import postwalk, resultcache
+
+    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    monkeypatch.setattr(resultcache, "_WARM", True)
+    monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
+    monkeypatch.setattr(summary_cache, "_LOADED", {})
+    monkeypatch.setattr(summary_cache, "_LOADED_NOW", {})
+
+    def answered():
+        summary_cache.end_of_answer()
+        assert resultcache.write_kept_states() == []
+        (state,) = [st for _, st in resultcache._KEPT_STATES.values() if not st.spent]
+        return state
+    return answered
+
+
+@pytest.mark.parametrize("fixture", ["multi_file", "nn_tree", "guards"])
+def test_a_warm_process_answers_each_same_line_edit_as_a_scan_without_cache(tmp_path, fixture, warm):
+    """Answered from what a warm process keeps (the previous merge, folded again only where a region's
+    findings changed; the summaries its last answer read; which units read each item), each same-line edit and
+    its undo give a scan without cache's findings, and the stale units found from the readers are those a
+    search of every unit's reads finds."""
+    from compile_lint import incstate
+
+    root = tmp_path / fixture
+    shutil.copytree(HERE / "fixtures" / fixture, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    state = warm()
+    merged = replayed = 0
+    for _ in _each_same_line_edit(root, 3):
+        items = {it for it in list(state.items)[::7]}
+        assert state.readers(build=False) is not None
+        with_readers = incstate.stale_units(state, items)
+        state.__dict__.pop("_readers")
+        assert with_readers == incstate.stale_units(state, items)
+        state.readers()
+        got = _scan(root, cache)
+        assert _findings(got) == _findings(_scan(root, None))
+        inc = got.stats.get("incremental") or {}
+        replayed += inc.get("regions_replayed", 0)
+        merged += state.__dict__.get("_merge") is None  # (taken by the merge that folded against it)
+        state = warm()
+        assert state.__dict__.get("_merge") is not None
+    assert replayed > 0 and merged > 0
+
+
 def test_an_edit_no_region_reads_walks_no_region(corpus):
     root, cache = corpus
     # a module of the tree that no compiled region imports
