@@ -434,15 +434,9 @@ def entry():  # pragma: no cover - the console script; tests call `main` in-proc
     site-packages.  The resolver now iterates them in a fixed order (program._fixed: the same findings and
     statistics under seeds 1 and 2); the command still re-executes itself once with PYTHONHASHSEED=0, so any
     order left unfixed cannot make a cached result differ from a fresh one.
-    """
-    if len(sys.argv) > 2 and sys.argv[1] in ("scan", "precommit") and "--daemon" in sys.argv[2:]:
-        from .daemon import run_in_daemon
 
-        code = run_in_daemon([a for a in sys.argv[1:] if a != "--daemon"])
-        if code is not None:
-            _leave(code)
-        print("compile-lint: no daemon running (`compile-lint daemon start`): scanning in this process",
-              file=sys.stderr)
+    The console script (lint/console.py) has tried the daemon first, for ``--daemon``.
+    """
     if os.name == "posix" and os.environ.get("PYTHONHASHSEED") != "0" and not os.environ.get(
             "COMPILE_LINT_NO_REEXEC"):
         env = dict(os.environ, PYTHONHASHSEED="0")
@@ -536,5 +530,7 @@ def _leave(code) -> None:
     os._exit(code if isinstance(code, int) else EXIT_CLEAN)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    entry()
+if __name__ == "__main__":  # pragma: no cover - `python -m compile_lint.cli`, as the console script
+    from compile_lint.console import entry as _console_entry
+
+    _console_entry()
