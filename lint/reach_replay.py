@@ -131,7 +131,11 @@ class KeptFirst(list):
     __slots__ = ("kept",)
 
     def __init__(self, previous: list, touched, made: list):
-        super().__init__(f for f in previous if (f.path, f.line) not in touched)
+        if touched:
+            lines = {line for _, line in touched}  # (most findings' lines are none of them: no pair made)
+            super().__init__(f for f in previous if f.line not in lines or (f.path, f.line) not in touched)
+        else:
+            super().__init__(previous)
         self.kept = len(self)
         self.extend(made)
 
