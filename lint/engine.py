@@ -371,6 +371,7 @@ def _scan(options: ScanOptions) -> ScanResult:
             inc.stand_in(program, inc_state, lambda name, path, pkg: loader(name, Path(path), pkg))
     findings = postwalk.drop_set_env_keys(merged.findings(), program)
     if inc_state is not None:
+        inc_state.merged_per_key = not options.keep_paths_by_hazard
         inc_state.keep_merge(merged.memo())
     findings = postwalk.add_cache_notes(findings, program)
     postwalk.attach_fix_candidates(findings)

@@ -47,6 +47,9 @@ class IncState:
     # the units every other one lies below (through ``uses``): the top units, and what ran or was used outside
     # any; not those a unit uses, which may make a cycle with its user (a memo entry hit while being made)
     roots: frozenset = frozenset()
+    # each walk's findings hold one finding per hazard key (engine.walk_one merged them; not the pre-commit
+    # hook's, every path kept): a warm process may merge them again for the next edit (postwalk.merge_of_state)
+    merged_per_key: bool = False
 
     def users(self) -> dict:
         """unit -> the units that used it (``uses`` reversed).  Kept on the object, not pickled: a warm process

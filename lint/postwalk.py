@@ -182,6 +182,20 @@ class MergedFindings:
         return MergeMemo(self._lists, self.best, self.regions, self._contrib)
 
 
+def merge_of_state(state) -> Optional[MergeMemo]:
+    """The merge of the walks an incremental state keeps, as the scan that made it merged them (its walks are
+    in the order the scan merged them): what a warm process that read the state from disk keeps for the next
+    edit's merge (resultcache: after answering from the result the state belongs to).  None for the pre-commit
+    hook's, whose walks keep every path."""
+    if not state.merged_per_key:
+        return None
+    merged = MergedFindings(remember=True)
+    for _, _, _, result, _ in state.walks:
+        merged.add(result[0])
+    merged.findings()
+    return merged.memo()
+
+
 def drop_set_env_keys(findings: list, program: Program) -> list:
     """Reads of an os.environ key that the program itself sets (and never removes) are not reported: the key
     is present, and Dynamo guards ``.get``/``in`` of a present key.  Decided once the walk is over, from

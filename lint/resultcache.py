@@ -182,6 +182,8 @@ class ResultCache:
                 return None
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
+            if _WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
+                _PRIMED.append(self.path.parent / manifest.state)
             return result
 
     def _unpickle(self, fh):
@@ -462,6 +464,9 @@ def loads_result(blob: bytes):
 # wrote the file since; and it writes a new state after answering (write_kept_states), not before.
 _KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
 _WARM = False  # a process that answers scan after scan (the daemon), not one that writes behind (defer_writes)
+# the states of the results a warm process answered a scan from (a hit): read after answering, with what the
+# next edit's plan and merge ask of them, so that the first edit after a daemon started does not read them
+_PRIMED: list = []
 
 
 def keep_states_in_memory() -> None:
@@ -614,7 +619,8 @@ def write_kept_states() -> list:
     """Free what was retired and write the states and results made since the last call (a warm process, after
     answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
     names it (Manifest.state); a result whose state could not be written names none.  A warm process then
-    works out each written state's users, what the next edit's plan asks first (it keeps the state)."""
+    reads the states of the results it answered from (_PRIMED), and works out each of those and each written
+    state's users, readers and merge, what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -635,6 +641,19 @@ def write_kept_states() -> list:
             prune_results(Path(key), manifest.state)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
+    if _WARM:
+        for path in _PRIMED:
+            try:
+                state = _read_state(path)
+            except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
+                continue
+            if state.__dict__.get("_merge") is None:
+                from .postwalk import keeps_merges, merge_of_state
+
+                if keeps_merges():
+                    state.keep_merge(merge_of_state(state))
+            written.append(state)
+    _PRIMED.clear()
     for state in written if _WARM else ():
         state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
         state.module_readers()  # (and what its stand-ins follow from)

@@ -218,6 +218,30 @@ def test_a_warm_process_answers_each_same_line_edit_as_a_scan_without_cache(tmp_
     assert replayed > 0 and merged > 0
 
 
+def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm):
+    """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
+    result cache hit), with its readers and its merge: the next edit's merge folds against that merge, and
+    the findings are a scan without cache's."""
+    from compile_lint import resultcache
+
+    root = tmp_path / "nn_tree"
+    shutil.copytree(HERE / "fixtures" / "nn_tree", root)
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    warm()
+    resultcache._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
+    assert _scan(root, cache).stats["result_cache"] == "hit"
+    state = warm()
+    assert state.__dict__.get("_merge") is not None and state.readers(build=False) is not None
+    edits = 0
+    for _ in _each_same_line_edit(root, 2):
+        got = _scan(root, cache)
+        assert _findings(got) == _findings(_scan(root, None))
+        edits += got.stats["result_cache"] == "incremental" and state.__dict__.get("_merge") is None
+        state = warm()
+    assert edits > 0
+
+
 def test_an_edit_no_region_reads_walks_no_region(corpus):
     root, cache = corpus
     # a module of the tree that no compiled region imports
