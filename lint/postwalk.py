@@ -28,11 +28,14 @@ def keeps_merges() -> bool:
 
 class MergeMemo:
     """What a merge keeps for the next scan's (MergedFindings.memo): each region's findings list in walk order,
-    the merged tables, and per merged key which region (its position in walk order) gave which finding."""
-    __slots__ = ("lists", "best", "regions", "contrib")
+    the merged tables, per merged key which region (its position in walk order) gave which finding, and where
+    each key was first met (its region's position, its index in that list) with the keys first met at each
+    position."""
+    __slots__ = ("lists", "best", "regions", "contrib", "first", "firsts_at")
 
-    def __init__(self, lists: list, best: dict, regions: dict, contrib: dict):
+    def __init__(self, lists: list, best: dict, regions: dict, contrib: dict, first: dict, firsts_at: dict):
         self.lists, self.best, self.regions, self.contrib = lists, best, regions, contrib
+        self.first, self.firsts_at = first, firsts_at
 
 
 def _merge_key(f: Finding) -> tuple:
@@ -47,24 +50,23 @@ def _rank(f: Finding) -> tuple:
     return (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col)
 
 
-def _report_order(f: Finding) -> tuple:
-    # a total order of the merged keys (two fix points of one hazard): the report does not depend on the order
-    # the keys were first met in, which a merge against the previous scan's does not keep
-    return (f.path, f.line, f.col, f.rule, f.fix_point)
+def _index_in(found: list, f: Finding) -> int:
+    return next(i for i, g in enumerate(found) if g is f)
 
 
 class MergedFindings:
     """The walk's findings, merged as each region's arrive: one finding per hazard site and rule, with the
     shortest path, and the regions reaching it.  Merging as they come keeps memory to the distinct hazards
     (a whole site-packages: 357,090 findings from the walk, 3,280 reported).  ``paths_by_hazard`` (when asked for)
-    keeps every finding by (rule, file, line), for the pre-commit hook.
+    keeps every finding by (rule, file, line), for the pre-commit hook.  The merged findings are in report
+    order (Finding.sort_key), two of one site and rule (two fix points) in the order they were first met.
 
     Each region's list holds one finding per key (engine.walk_one merges it first).  With ``remember`` (a warm
-    process: keep_merges) the merge also keeps which region gave which finding of each key (``MergeMemo``); given the
-    previous scan's (``previous``), it folds at the end only what changed: a region's list that is the previous
-    one is skipped, and in one that is not, the findings that are not the previous objects are taken in or out,
-    and only their keys are worked out again, from their regions' findings in walk order -- what folding every
-    list again gives (tests/test_postwalk_merge.py)."""
+    process: keep_merges) the merge also keeps which region gave which finding of each key, and where each key
+    was first met (``MergeMemo``); given the previous scan's (``previous``), it folds at the end only what
+    changed: a region's list that is the previous one is skipped, and in one that is not, the findings that are
+    not the previous objects are taken in or out, and only their keys are worked out again, from their regions'
+    findings in walk order -- what folding every list again gives (tests/test_postwalk_merge.py)."""
 
     def __init__(self, keep_paths_by_hazard: bool = False, remember: bool = False,
                  previous: Optional[MergeMemo] = None):
@@ -74,6 +76,8 @@ class MergedFindings:
         remember = remember and not keep_paths_by_hazard
         self._lists: Optional[list] = [] if remember else None
         self._contrib: Optional[dict] = {} if remember else None  # key -> {region position: finding}
+        self._first: dict = {}  # key -> (region position, index in its list) where first met (remember)
+        self._firsts_at: dict = {}  # region position -> the keys first met there (remember)
         self._previous = previous if remember else None
         # keys whose finding or regions changed since the previous merge (their regions are set again); None: all
         self._touched: Optional[set] = None
@@ -92,8 +96,9 @@ class MergedFindings:
 
     def _fold(self, found: list, pos: int) -> None:
         best, regions, paths, contrib = self.best, self.regions, self.paths_by_hazard, self._contrib
+        first = self._first if contrib is not None else None
         region = region_key = None  # (a region's findings share its RegionRef: its key made once)
-        for f in found:
+        for idx, f in enumerate(found):
             if paths is not None:
                 paths.setdefault((f.rule, f.path, f.line), []).append(f)
             key = (f.rule, f.path, f.line, f.fix_point)  # _merge_key, inlined: 357,090 findings on the bench site
@@ -110,6 +115,9 @@ class MergedFindings:
             if reaching is None:
                 regions[key] = {region_key: region}
                 best[key] = f
+                if first is not None:
+                    first[key] = (pos, idx)
+                    self._firsts_at.setdefault(pos, set()).add(key)
                 continue
             if region_key not in reaching:
                 reaching[region_key] = region
@@ -127,12 +135,15 @@ class MergedFindings:
                 self._fold(found, pos)
             return
         best, regions, contrib = self.best, self.regions, self._contrib = prev.best, prev.regions, prev.contrib
+        first, firsts_at = self._first, self._firsts_at = prev.first, prev.firsts_at
         touched: set = set()
+        changed: dict = {}  # position -> {id(finding): its index} of the lists that are not the previous ones
         for pos, (old, new) in enumerate(zip(prev.lists, lists)):
             if old is new:
                 continue
+            changed[pos] = {id(f): i for i, f in enumerate(new)}
             gone = {id(f): f for f in old}
-            for f in new:
+            for i, f in enumerate(new):
                 if gone.pop(id(f), None) is None:
                     key = _merge_key(f)
                     given = contrib.get(key)
@@ -147,6 +158,26 @@ class MergedFindings:
                 if given.get(pos) is f:  # (not replaced by this list's finding of the key)
                     del given[pos]
                 touched.add(key)
+        # where each key is first met: the keys first met in a changed list moved in it, or left it; a key met in
+        # a changed list may be met there before where it was first met
+        moved = set(touched)
+        for pos in changed:
+            moved.update(firsts_at.pop(pos, ()))
+        for key in moved:
+            given = contrib.get(key)
+            at = first.get(key)
+            pos = min(given) if given else None
+            if at is not None and at[0] == pos and pos not in changed:
+                continue  # still first met in a list that is the previous one
+            if at is not None:
+                del first[key]
+                if at[0] not in changed:
+                    firsts_at[at[0]].discard(key)
+            if pos is None:
+                continue
+            found = changed.get(pos)
+            first[key] = (pos, found[id(given[pos])] if found is not None else _index_in(lists[pos], given[pos]))
+            firsts_at.setdefault(pos, set()).add(key)
         for key in touched:
             given = contrib.get(key)
             if not given:
@@ -173,13 +204,16 @@ class MergedFindings:
             if f is not None:
                 f.regions_reaching = len(regions[key])
                 f.other_regions = tuple(r for r in regions[key].values() if r != f.region)
-        return sorted(best.values(), key=_report_order)
+        if self._lists is None:
+            return sorted(best.values(), key=Finding.sort_key)  # (two of one sort key: in the order first met)
+        first = self._first
+        return [f for _, f in sorted(((f.sort_key(), first[key]), f) for key, f in best.items())]
 
     def memo(self) -> Optional[MergeMemo]:
         """What the next scan's merge folds against (after ``findings``), if this process keeps merges."""
         if self._lists is None or self._previous is not None:
             return None
-        return MergeMemo(self._lists, self.best, self.regions, self._contrib)
+        return MergeMemo(self._lists, self.best, self.regions, self._contrib, self._first, self._firsts_at)
 
 
 def merge_of_state(state) -> Optional[MergeMemo]:

@@ -1,6 +1,7 @@
 """A warm process's merge of the regions' findings against the previous scan's (postwalk.MergedFindings with
 ``remember`` and ``previous``) gives what folding every region's list again gives: the same finding objects
-chosen, the same regions reaching each, in the same order."""
+chosen, the same regions reaching each, in the same order (two fix points of one site and rule in the order
+they were first met)."""
 from __future__ import annotations
 
 import pickle
@@ -31,7 +32,7 @@ def _finding(rng: random.Random, region: RegionRef, key: tuple) -> Finding:
 
 
 def _keys(rng: random.Random) -> list:
-    # two fix points of one hazard sort alike on (path, line, col, rule): the report orders them by fix point
+    # two fix points of one hazard sort alike on (path, line, col, rule): the report orders them as first met
     return [(rng.choice(RULES), rng.choice(FILES), rng.randint(1, 12), rng.choice(("", "g", "h")))
             for _ in range(rng.randint(0, 14))]
 
