@@ -155,7 +155,7 @@ def run_scan(site: Path, cache, jobs: int, label: str, out_dir: Path, daemon_env
 def _written_behind(cache) -> float:
     """How long after the command exited its child had written the result and state (lint/cli.py: a scan's
     own process writes them behind it, holding the results directory locked)."""
-    from compile_lint.resultcache import no_writer
+    from compile_lint.keptstates import no_writer
 
     t1 = time.monotonic()
     with no_writer(Path(cache) / "results"):
@@ -474,7 +474,7 @@ def main() -> int:
             print(_daemon("start", denv))
             try:
                 # what a daemon that has answered once is: a scan of the unchanged tree (a result cache hit),
-                # after which it reads the state for the next edit (resultcache._PRIMED); the first edit of a
+                # after which it reads the state for the next edit (keptstates._PRIMED); the first edit of a
                 # daemon that has not, reads it while the user waits (the README's rows say so)
                 primed = run_scan(site, cache, args.jobs, "daemon-primed", work, denv)
                 print(f"daemon primed: a hit in {primed['wall_s']:.1f}s, the state read "

@@ -452,9 +452,9 @@ def entry():  # pragma: no cover - the console script; tests call `main` in-proc
     gc.disable()  # a short-lived process; scan() pauses it anyway, and the report walks the same objects
     behind = _writes_behind(sys.argv[1:])
     if behind:
-        from . import resultcache
+        from . import keptstates
 
-        resultcache.defer_writes()
+        keptstates.defer_writes()
     try:
         main(prog_name="compile-lint")
     except SystemExit as e:
@@ -477,17 +477,17 @@ def _writes_behind(args: list) -> bool:
 
 
 def _write_behind() -> None:
-    """Write what this command deferred (resultcache.defer_writes) in a child of its own, so that the command
+    """Write what this command deferred (keptstates.defer_writes) in a child of its own, so that the command
     exits now.  Its output is written by then; the child holds the directories it writes locked, so that the
-    next scan waits for its entries rather than read the previous ones (resultcache.hold_for_writing)."""
+    next scan waits for its entries rather than read the previous ones (keptstates.hold_for_writing)."""
     import threading
 
-    from . import resultcache
+    from . import keptstates
 
-    dirs = resultcache.pending_dirs()
+    dirs = keptstates.pending_dirs()
     if not dirs:
         return
-    held = resultcache.hold_for_writing(dirs)
+    held = keptstates.hold_for_writing(dirs)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -507,10 +507,10 @@ def _write_behind() -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # the caller's pipes close when the command exits, not when the child does
                 os.dup2(null, fd)
-            resultcache.write_kept_states()
+            keptstates.write_kept_states()
         finally:
             os._exit(0)
-    resultcache.write_kept_states()  # no fork: written here, as before
+    keptstates.write_kept_states()  # no fork: written here, as before
     for fd in held:
         os.close(fd)
 

@@ -3,7 +3,7 @@
 Type checkers answer an edit in about a second by keeping their analysis in a process that outlives the
 command (dmypy, pyright's language server).  An incremental scan of a site-packages spends some 10 s of a
 one-file edit reading and writing its state (280 MB pickled, lint/incremental.py): a daemon keeps that state
-in memory between runs (resultcache.keep_states_in_memory) and writes it after it has answered.
+in memory between runs (keptstates.keep_states_in_memory) and writes it after it has answered.
 
 - ``compile-lint daemon start`` starts one per user, environment (venv) and analyzer version, listening on a Unix
   socket in the user cache directory (lint/cachedirs.py); ``stop`` and ``status`` do what they say.  It stops
@@ -190,7 +190,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     """Answer requests at ``sock`` until told to stop or idle for ``idle_timeout`` seconds (0: never)."""
     import gc
 
-    from . import resultcache
+    from . import keptstates
     from .cache import end_of_answer, keep_loaded_summaries
     from .discover import keep_discoveries
     from .program.locator import keep_package_indexes
@@ -198,7 +198,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
     from .report import keep_encoded_findings
     from .suppressions import keep_scanned_sources
 
-    resultcache.keep_states_in_memory()
+    keptstates.keep_states_in_memory()
     keep_package_indexes()
     keep_discoveries()
     keep_encoded_findings()
@@ -242,7 +242,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 if op == "status":
                     _answer(conn, {"pid": os.getpid(), "uptime_s": round(time.time() - started, 1),
                                    "served": served, "rss_mb": _rss_mb(), "protocol": PROTOCOL,
-                                   "states_kept": len(resultcache._KEPT_STATES or ())})
+                                   "states_kept": len(keptstates._KEPT_STATES or ())})
                     continue
                 if op != "run" or req.get("protocol") != PROTOCOL:
                     _answer(conn, {"error": f"unknown request {op!r}"})
@@ -257,7 +257,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 end_of_answer()
                 _answer(conn, answer)  # (a client gone away: what the command wrote stays)
             # after the answer: the state the command made, then the garbage of the previous one
-            for path, problem in resultcache.write_kept_states():
+            for path, problem in keptstates.write_kept_states():
                 log(f"{path}: {problem}")
             if served % FULL_COLLECTION_EVERY == 0:
                 gc.unfreeze()  # (now and then: cycles that died among what an earlier answer kept)

@@ -275,7 +275,7 @@ def _scan(options: ScanOptions) -> ScanResult:
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
             inc = Incremental(*results.incremental) if results.incremental else Incremental()
         full_because = results.miss if not results.incremental else ""  # (--stats: why a scan was a full one)
-    from .resultcache import retire
+    from .keptstates import retire
 
     def new_program() -> Program:
         program = Program(locator, loader, arch=arch, scanned_modules=scanned.keys(), facts=facts or None)

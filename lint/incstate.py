@@ -53,7 +53,7 @@ class IncState:
 
     def users(self) -> dict:
         """unit -> the units that used it (``uses`` reversed).  Kept on the object, not pickled: a warm process
-        works it out after answering (resultcache.write_kept_states), not in the next edit's plan (a seventh of
+        works it out after answering (keptstates.write_kept_states), not in the next edit's plan (a seventh of
         a leaf edit's answer on the bench site)."""
         got = self.__dict__.get("_users")
         if got is None:
@@ -84,7 +84,7 @@ class IncState:
 
     def module_readers(self) -> tuple:
         """(module -> how many units read one of its items, item id -> its module or None).  Kept on the
-        object, not pickled: a warm process works them out after answering (resultcache.write_kept_states),
+        object, not pickled: a warm process works them out after answering (keptstates.write_kept_states),
         and each edit's state carries them on from its dead and new units (Incremental._state), so that the
         modules its units read (Incremental.modules_read) are not looked for in every unit's reads again (the
         bench site's 5 M: 0.27 s of a leaf edit's answer)."""

@@ -18,7 +18,6 @@ or none; a corrupt entry is a miss, never trusted (the same restricted unpickler
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import os
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from . import keptstates
 from .cache import CACHE_TAG, SummaryCache, _no_gc, file_stat
 from .index import decode_source, index_source
 
@@ -148,13 +148,13 @@ class ResultCache:
         mention an identifier) answers otherwise now."""
         if self.path is None:
             return None
-        with no_writer(self.path.parent):
+        with keptstates.no_writer(self.path.parent):
             return self._load(all_paths, incremental, candidacy)
 
     def _load(self, all_paths: frozenset, incremental: bool, candidacy):
-        pending = _PENDING_RESULTS.pop(str(self.path), None)
+        pending = keptstates._PENDING_RESULTS.pop(str(self.path), None)
         if pending is not None:  # (made earlier in this answer: a warm process's second scan of one entry)
-            if pending[0].state and _write_kept_state(str(self.path.parent / pending[0].state)) is not None:
+            if pending[0].state and keptstates._write_kept_state(str(self.path.parent / pending[0].state)) is not None:
                 pending[0].state = ""
             self._write_now(*pending)
         try:
@@ -182,8 +182,8 @@ class ResultCache:
                 return None
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
-            if _WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
-                _PRIMED.append(self.path.parent / manifest.state)
+            if keptstates._WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
+                keptstates._PRIMED.append(self.path.parent / manifest.state)
             return result
 
     def _unpickle(self, fh):
@@ -249,7 +249,7 @@ class ResultCache:
             return None
         path = self.path.parent / manifest.state
         try:
-            state = _read_state(path)
+            state = keptstates.read_state(path)
         except FileNotFoundError:
             self.miss = "the incremental state named by the result is gone"
             return None
@@ -340,8 +340,8 @@ class ResultCache:
 
     def _write_blob(self, path: Path, obj) -> bool:
         """Whether the state ``obj`` is (or, in a warm process, will be) at ``path``."""
-        if _KEPT_STATES is not None:  # a warm or deferring process: written after the answer (write_kept_states)
-            _keep(str(path), None, obj)
+        if keptstates._KEPT_STATES is not None:  # a warm or deferring process: written after the answer (write_kept_states)
+            keptstates._keep(str(path), None, obj)
             return True
         try:
             _pickle_to(path, obj)
@@ -351,12 +351,12 @@ class ResultCache:
         return True
 
     def _write(self, manifest: Manifest, result) -> None:
-        if _KEPT_STATES is not None:  # a warm or deferring process: written after the answer, after its state
+        if keptstates._KEPT_STATES is not None:  # a warm or deferring process: written after the answer, after its state
             import copy
 
             kept = copy.copy(result)  # as it is now: the command goes on to filter what it reports
             kept.stats = dict(result.stats)
-            _PENDING_RESULTS[str(self.path)] = (manifest, kept)
+            keptstates._PENDING_RESULTS[str(self.path)] = (manifest, kept)
             return
         self._write_now(manifest, result)
 
@@ -413,7 +413,7 @@ def prune_results(written: Path, state: str) -> None:
     for name in names:
         p = d / name
         if name.endswith(".inc") and name != state and _owner(name) == written.stem:
-            _forget_state(str(p))
+            keptstates.forget_state(str(p))
             _unlink(p)
             continue
         try:
@@ -455,207 +455,3 @@ def loads_result(blob: bytes):
     fh = io.BytesIO(blob)
     manifest = _ResultUnpickler(fh).load()
     return manifest, _ResultUnpickler(fh).load()
-
-
-# ------------------------------------------------------------------ a warm process (lint/daemon.py)
-# The incremental state is some 280 MB pickled on a site-packages: reading it took 3-4.5 s of an edit's scan
-# and writing it 6-7 s.  A process that answers scan after scan keeps the last state it read or made in
-# memory, with the signature of its file: the next edit's plan takes it from there unless another process
-# wrote the file since; and it writes a new state after answering (write_kept_states), not before.
-_KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
-_WARM = False  # a process that answers scan after scan (the daemon), not one that writes behind (defer_writes)
-# the states of the results a warm process answered a scan from (a hit): read after answering, with what the
-# next edit's plan and merge ask of them, so that the first edit after a daemon started does not read them
-_PRIMED: list = []
-
-
-def keep_states_in_memory() -> None:
-    global _KEPT_STATES, _WARM
-    if _KEPT_STATES is None:
-        _KEPT_STATES = {}
-    _WARM = True
-
-
-def defer_writes() -> None:
-    """A command's own process: its states and results are written by write_kept_states, which the command
-    runs in a child after it has answered (cli.entry: write-behind), not while the user waits."""
-    global _KEPT_STATES
-    if _KEPT_STATES is None:
-        _KEPT_STATES = {}
-
-
-def pending_dirs() -> set:
-    """The directories where states or results wait to be written."""
-    dirs = {str(Path(k).parent) for k, (signature, _) in (_KEPT_STATES or {}).items() if signature is None}
-    return dirs | {str(Path(k).parent) for k in _PENDING_RESULTS}
-
-
-def hold_for_writing(dirs) -> list:
-    """Exclusive locks on ``dirs`` (open descriptors; closing them, in every process that holds a copy,
-    releases them): a scan's load() waits until the process writing behind has written its entries there,
-    rather than read the entry before them (whose state the writer then removes)."""
-    fds = []
-    for d in sorted(dirs):
-        try:
-            os.makedirs(d, exist_ok=True)  # (a first scan's: made by its first write, after the lock is taken)
-        except OSError:
-            continue
-        fd = _lock(d, shared=False)
-        if fd is not None:
-            fds.append(fd)
-    return fds
-
-
-@contextlib.contextmanager
-def no_writer(d: Path):
-    """Hold off a process writing behind into ``d`` (hold_for_writing) while an entry is read there; wait for
-    one that is writing."""
-    fd = _lock(str(d), shared=True)
-    try:
-        yield
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _lock(d: str, shared: bool) -> Optional[int]:
-    """A descriptor of directory ``d`` holding a flock on it; None where there is no directory or no flock
-    (the result cache still stands: without the lock, a scan reads the entry before the one being written)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return None
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-KEPT_STATES_MAX = 2  # a state of a site-packages holds ~1.5 GB: a scan and a pre-commit hook's, say
-
-
-def _keep(key: str, signature, state) -> None:
-    owner = Path(key).parent / _owner(Path(key).name)
-    for other in [k for k in _KEPT_STATES if Path(k).parent / _owner(Path(k).name) == owner]:
-        retire(_KEPT_STATES.pop(other))  # (one state per result: the others are the results' before it)
-    _KEPT_STATES[key] = (signature, state)
-    for old in list(_KEPT_STATES)[:-KEPT_STATES_MAX]:
-        if _KEPT_STATES[old][0] is not None:  # (one not written yet stays until it is)
-            retire(_KEPT_STATES.pop(old))
-
-
-def _signature(st) -> tuple:
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _read_state(path: Path):
-    """The incremental state at ``path``: unpickled, or the one this process kept of it (the file unchanged)."""
-    kept = _KEPT_STATES.get(str(path)) if _KEPT_STATES is not None else None
-    if kept is not None and kept[1].spent:  # a scan that made its state of this one failed after: read again
-        del _KEPT_STATES[str(path)]
-        kept = None
-    if kept is not None and kept[0] is None:
-        return kept[1]  # made by this process, not written yet
-    if kept is not None:
-        try:
-            if _signature(os.stat(path)) == kept[0]:
-                return kept[1]
-        except OSError:
-            pass
-        retire(_KEPT_STATES.pop(str(path)))  # another process wrote the file since
-    with open(path, "rb") as fh, _no_gc():
-        signature = _signature(os.fstat(fh.fileno()))
-        state = _ResultUnpickler(fh).load()
-    if _KEPT_STATES is not None:
-        _keep(str(path), signature, state)
-    return state
-
-
-def _forget_state(path: Path) -> None:
-    if _KEPT_STATES is not None:
-        _KEPT_STATES.pop(str(path), None)
-
-
-_RETIRED: list = []
-
-
-def retire(obj) -> None:
-    """In a warm process, hold ``obj`` (a scan's program, a replaced state) until the answer is sent: freeing
-    the millions of objects of a site-packages' scan one by one took seconds (a command's own process exits
-    without freeing them)."""
-    if _WARM:
-        _RETIRED.append(obj)
-
-
-# the result cache entries a warm process made, written after the answer (writing the pre-commit hook's, every
-# path kept, was a seventh of an edit's answer): its cache's entries are its own while it answers
-_PENDING_RESULTS: dict = {}  # str(path) -> (Manifest, result)
-
-
-def _write_kept_state(key: str) -> Optional[str]:
-    """Write the state this process keeps for the file ``key`` if it is not written yet: None where it is there
-    now, else why not."""
-    kept = (_KEPT_STATES or {}).get(key)
-    if kept is None:
-        return None if os.path.exists(key) else "not found"
-    if kept[0] is not None:
-        return None
-    try:
-        _pickle_to(Path(key), kept[1])
-        _KEPT_STATES[key] = (_signature(os.stat(key)), kept[1])
-    except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
-        del _KEPT_STATES[key]
-        return f"cannot write incremental state: {e}"
-    return None
-
-
-def write_kept_states() -> list:
-    """Free what was retired and write the states and results made since the last call (a warm process, after
-    answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
-    names it (Manifest.state); a result whose state could not be written names none.  A warm process then
-    reads the states of the results it answered from (_PRIMED), and works out each of those and each written
-    state's users, readers and merge, what the next edit asks first (it keeps the state)."""
-    _RETIRED.clear()
-    problems = []
-    written = []
-    for key, (signature, state) in list((_KEPT_STATES or {}).items()):
-        if signature is not None:
-            continue
-        problem = _write_kept_state(key)
-        if problem is None:
-            written.append(state)
-        else:
-            problems.append((key, problem))
-    for key, (manifest, result) in list(_PENDING_RESULTS.items()):
-        del _PENDING_RESULTS[key]
-        if manifest.state and _write_kept_state(str(Path(key).parent / manifest.state)) is not None:
-            manifest.state = ""
-        try:
-            _pickle_to(Path(key), manifest, result)
-            prune_results(Path(key), manifest.state)
-        except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
-            problems.append((key, f"cannot write result cache entry: {e}"))
-    if _WARM:
-        for path in _PRIMED:
-            try:
-                state = _read_state(path)
-            except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
-                continue
-            if state.__dict__.get("_merge") is None:
-                from .postwalk import keeps_merges, merge_of_state
-
-                if keeps_merges():
-                    state.keep_merge(merge_of_state(state))
-            written.append(state)
-    _PRIMED.clear()
-    for state in written if _WARM else ():
-        state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
-        state.module_readers()  # (and what its stand-ins follow from)
-        state.readers()  # (and which units read each item: the plan's stale units)
-    return problems

@@ -116,10 +116,10 @@ def test_a_warm_process_whose_scan_failed_after_making_its_state_plans_again_fro
     spent).  Where the scan fails after (here: adding the CL301 notes raises), a warm process does not plan
     the next edit from the spent state it kept: it reads the state's file again, and the next scan answers as
     a scan without cache."""
-    from compile_lint import postwalk, resultcache
+    from compile_lint import keptstates, postwalk
 
     root, cache = corpus
-    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
     _edit(root / "helpers_pkg/jit_env.py", 'return torch.version.cuda or "0.0"',
           'return os.environ.get("CUDA_V") or "0.0"')
     real_notes = postwalk.add_cache_notes
@@ -130,32 +130,32 @@ def test_a_warm_process_whose_scan_failed_after_making_its_state_plans_again_fro
     monkeypatch.setattr(postwalk, "add_cache_notes", failing)
     with pytest.raises(RuntimeError):
         _scan(root, cache)
-    (spent,) = [state for _, state in resultcache._KEPT_STATES.values()]
+    (spent,) = [state for _, state in keptstates._KEPT_STATES.values()]
     assert spent.spent
     monkeypatch.setattr(postwalk, "add_cache_notes", real_notes)
     got = _scan(root, cache)
     assert got.stats["result_cache"] == "incremental" and _findings(got) == _findings(_scan(root, None))
-    assert spent not in [state for _, state in resultcache._KEPT_STATES.values()]
-    assert resultcache.write_kept_states() == []
+    assert spent not in [state for _, state in keptstates._KEPT_STATES.values()]
+    assert keptstates.write_kept_states() == []
 
 
 def test_the_module_readers_a_warm_state_carries_on_equal_those_worked_out_from_every_unit(corpus, monkeypatch):
     """A warm process works out, after answering, how many units read each module (IncState.module_readers);
     each edit's state carries them on from its dead and new units.  After every edit they equal a count over
     every unit's reads, and each scan answers as a scan without cache."""
-    from compile_lint import resultcache
+    from compile_lint import keptstates
 
     root, cache = corpus
-    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
-    monkeypatch.setattr(resultcache, "_WARM", True)
+    monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
+    monkeypatch.setattr(keptstates, "_WARM", True)
     carried_on = 0
     for i, (rel, old, new) in enumerate(EDITS + [(r, n, o) for r, o, n in reversed(EDITS)]):
         _edit(root / rel, old, new)
         got = _scan(root, cache)
         assert _findings(got) == _findings(_scan(root, None)), (i, rel)
-        (state,) = [st for _, st in resultcache._KEPT_STATES.values() if not st.spent]
+        (state,) = [st for _, st in keptstates._KEPT_STATES.values() if not st.spent]
         carried = state.__dict__.get("_module_readers")  # (before the writing works them out)
-        assert resultcache.write_kept_states() == []
+        assert keptstates.write_kept_states() == []
         if got.stats["result_cache"] == "incremental" and i > 0:  # (the first planned from the file: none)
             assert carried is not None, (i, rel)
             carried_on += 1
@@ -171,18 +171,18 @@ def warm(monkeypatch):
     merge of the regions' findings, the summaries the last answer read; ``answered()`` does what it does after
     each answer."""
     from compile_lint import cache as summary_cache
-    from compile_lint import postwalk, resultcache
+    from compile_lint import keptstates, postwalk
 
-    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
-    monkeypatch.setattr(resultcache, "_WARM", True)
+    monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
+    monkeypatch.setattr(keptstates, "_WARM", True)
     monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
     monkeypatch.setattr(summary_cache, "_LOADED", {})
     monkeypatch.setattr(summary_cache, "_LOADED_NOW", {})
 
     def answered():
         summary_cache.end_of_answer()
-        assert resultcache.write_kept_states() == []
-        (state,) = [st for _, st in resultcache._KEPT_STATES.values() if not st.spent]
+        assert keptstates.write_kept_states() == []
+        (state,) = [st for _, st in keptstates._KEPT_STATES.values() if not st.spent]
         return state
     return answered
 
@@ -222,14 +222,14 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
     result cache hit), with its readers and its merge: the next edit's merge folds against that merge, and
     the findings are a scan without cache's."""
-    from compile_lint import resultcache
+    from compile_lint import keptstates
 
     root = tmp_path / "nn_tree"
     shutil.copytree(HERE / "fixtures" / "nn_tree", root)
     cache = tmp_path / "cache"
     _scan(root, cache)
     warm()
-    resultcache._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
+    keptstates._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
     assert _scan(root, cache).stats["result_cache"] == "hit"
     state = warm()
     assert state.__dict__.get("_merge") is not None and state.readers(build=False) is not None

@@ -277,13 +277,13 @@ def test_a_scan_before_a_warm_process_wrote_its_result_finds_the_state_of_the_re
     import json
     import sys
 
-    from compile_lint import resultcache
+    from compile_lint import keptstates
 
     cache = tmp_path / "cache"
     _scan(project, cache)
     helpers = project / "pkg" / "helpers.py"
     original = helpers.read_text()
-    monkeypatch.setattr(resultcache, "_KEPT_STATES", {})
+    monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
     helpers.write_text(original.replace("    return x\n", "    return x + 1\n"))
     _bump_mtime(helpers)
     assert _scan(project, cache).stats["result_cache"] == "incremental"  # answered; nothing written yet
@@ -296,9 +296,9 @@ def test_a_scan_before_a_warm_process_wrote_its_result_finds_the_state_of_the_re
          str(Path(__file__).parent), str(project), str(cache)], capture_output=True, text=True, timeout=300)
     assert other.returncode == 0, other.stderr
     assert json.loads(other.stdout.splitlines()[-1])["result_cache"] == "incremental"
-    assert resultcache.write_kept_states() == []
+    assert keptstates.write_kept_states() == []
     states = sorted(p.name for p in (cache / "results").glob("*.inc"))
-    monkeypatch.setattr(resultcache, "_KEPT_STATES", None)
+    monkeypatch.setattr(keptstates, "_KEPT_STATES", None)
     assert len(states) == 1
     helpers.write_text(original)
     _bump_mtime(helpers)
@@ -312,23 +312,23 @@ def _behind_env() -> dict:
 def test_a_scan_writes_its_cache_entry_behind_it_and_the_next_scan_waits_for_it(project, tmp_path):
     """The command's own process answers, then a child writes the result and state (cli._write_behind),
     holding the results directory locked meanwhile; a scan reads the directory only once no writer holds it
-    (resultcache.no_writer), so it finds the entry the last command made, never the one before it."""
+    (keptstates.no_writer), so it finds the entry the last command made, never the one before it."""
     import json
 
-    from compile_lint import resultcache
+    from compile_lint import keptstates
 
     cache = tmp_path / "c"
     cmd = [COMPILE_LINT, "scan", str(project / "pkg"), "--no-environment", "--cache-dir", str(cache), "--format",
            "json", "-q", "--incremental"]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_behind_env())
     assert first.returncode == 1 and json.loads(first.stdout)["stats"]["result_cache"] == "miss"
-    with resultcache.no_writer(cache / "results"):  # (the child is done once it lets go)
+    with keptstates.no_writer(cache / "results"):  # (the child is done once it lets go)
         assert len(list((cache / "results").glob("*.pkl"))) == 1
         assert len(list((cache / "results").glob("*.inc"))) == 1
     helpers = project / "pkg" / "helpers.py"
     helpers.write_text(helpers.read_text().replace("    return x\n", "    return x + 1\n"))
     _bump_mtime(helpers)
-    held = resultcache.hold_for_writing({str(cache / "results")})  # as a writer still writing would
+    held = keptstates.hold_for_writing({str(cache / "results")})  # as a writer still writing would
     try:
         second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=_behind_env())
