@@ -62,3 +62,38 @@ def test_every_context_of_a_corpus_scan_is_a_known_value(tmp_path):
                      use_result_cache=True, incremental=True))
     assert contexts._FIELDS  # the state's contexts were digested
     assert not [t.__name__ for t, names in contexts._FIELDS.items() if names is None]
+
+
+
+def _program(tmp_path, source: str):
+    import textwrap
+
+    from compile_lint.cache import SummaryCache
+    from compile_lint.engine import SummaryLoader
+    from compile_lint.program import ModuleLocator, Program
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(source))
+    return Program(ModuleLocator({}, [str(tmp_path)]), SummaryLoader(SummaryCache(None)))
+
+
+def test_a_call_context_holds_only_what_the_functions_value_reads(tmp_path):
+    """A call's value is worked out from the parameters its returns (and their guards) read, each expression
+    in a scope narrowed to them: calls that differ in another argument are one context.  Counted apart, the
+    first MAX_CALL_CONTEXTS of them filled the function's cap, and a later call's tensor argument was widened
+    away (Program._widened): its value fell back to the annotation where it was the tensor passed."""
+    from compile_lint.program import MAX_CALL_CONTEXTS, Scope
+
+    p = _program(tmp_path, """
+        import torch
+
+        def pick(x, scale):
+            print(scale)  # read by the body, not by what it returns
+            return x
+        """)
+    for i in range(MAX_CALL_CONTEXTS + 1):
+        p.eval(("call", ("name", "pick"), (("name", "unbound"), ("const", i)), ()), Scope("m"))
+    tensor = ("call", ("attr", ("name", "torch"), "ones"), (), ())
+    passed = p.eval(tensor, Scope("m"))
+    got = p.eval(("call", ("name", "pick"), (tensor, ("const", 99)), ()), Scope("m"))
+    assert passed and got == passed
+    assert [len(seen) for seen in p._call_contexts.seen.values()] == [2]  # x unknown, x the tensor

@@ -671,8 +671,9 @@ def test_a_comment_that_changes_a_text_search_is_not_a_hit(corpus):
 # syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README),
 # the provisional entries of the cycles under way (empty between two units: program/fixpoint.py)
 _UNTRACKED = {
-    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_active", "env_set",
-                "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional", "_seeds"},
+    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_value_reads_memo", "_active",
+                "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
+                "_seeds"},
     "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }

@@ -68,6 +68,7 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin, 
         self._subclass_memo: dict = {}
         self._value_sets: dict = {}  # interned value sets (_interned)
         self._reads_memo: dict = {}  # id(function) -> id(expr) -> (expr, names it may read): _narrowed
+        self._value_reads_memo: dict = {}  # id(function) -> (function, names its value may read): _value_bindings
         _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()

@@ -252,6 +252,7 @@ class CallMixin:
             pending = min(self._close_reads(outer), scope.pending)
             if pending != _NO_CUT and not all(bindings.values()):
                 return EMPTY
+            bindings = self._value_bindings(f, bindings)
             try:
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
                 hash(key)
@@ -320,6 +321,33 @@ class CallMixin:
                     return x[1] if x[0] == "__value__" else self.eval(x, scope)
             return frozenset({Const(None)})
         return frozenset({Const(got)})
+
+    def _value_bindings(self, f: FunctionSummary, bindings: dict) -> dict:
+        """The bindings the value of a call of ``f`` may read: the parameters its returns, their guards and its
+        yields name (through its locals).  Each expression is evaluated in a scope narrowed to what it reads
+        (EvaluatorMixin._narrowed), so a call that differs only in the others returns the same value: one
+        context, not one per tensor the caller passed.  The count of a function's contexts (ContextCaps) is
+        then of the contexts that can differ -- fewer functions reach the cap, whose first contexts depend on
+        the order of the scan."""
+        reads = self._value_reads_memo.get(id(f), MISSING)
+        if reads is MISSING or reads[0] is not f:
+            reads = self._value_reads_memo[id(f)] = (f, self._value_reads(f))
+        reads = reads[1]
+        if reads is None or reads.issuperset(bindings):
+            return bindings
+        return {k: b for k, b in bindings.items() if k in reads}
+
+    def _value_reads(self, f: FunctionSummary) -> Optional[frozenset]:
+        """The names the value of a call of ``f`` may read (None: a closure may capture every binding)."""
+        exprs = list(f.returns) + list(f.yields)
+        exprs += [g.cond for guards in f.return_guards for g in guards]
+        out: set = set()
+        for e in exprs:
+            r = self._param_reads(f, e)
+            if r is None:
+                return None
+            out |= r
+        return frozenset(out)
 
     @staticmethod
     def _widened(bindings: dict) -> dict:
