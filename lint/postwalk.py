@@ -143,7 +143,7 @@ class MergedFindings:
                 continue
             changed[pos] = {id(f): i for i, f in enumerate(new)}
             gone = {id(f): f for f in old}
-            for i, f in enumerate(new):
+            for f in new:
                 if gone.pop(id(f), None) is None:
                     key = _merge_key(f)
                     given = contrib.get(key)
