@@ -96,4 +96,27 @@ def test_a_call_context_holds_only_what_the_functions_value_reads(tmp_path):
     passed = p.eval(tensor, Scope("m"))
     got = p.eval(("call", ("name", "pick"), (tensor, ("const", 99)), ()), Scope("m"))
     assert passed and got == passed
-    assert [len(seen) for seen in p._call_contexts.seen.values()] == [2]  # x unknown, x the tensor
+    assert [len(seen) for seen in p._call_contexts.seen.values()] == [1]  # (x unknown and x the tensor count as one)
+
+
+def test_contexts_that_differ_only_in_objects_of_unseen_code_count_as_one(tmp_path):
+    """Which tensors (and what was derived from them) a value set holds follows the order the resolver met its
+    cycles in; counted apart, such contexts filled a function's cap first, and an edit moved which contexts
+    of hundreds of functions came first (README, "Incremental rows", session 31).  They count as one context
+    now, each still worked out precisely: the tenth tensor passed is not widened away."""
+    from compile_lint.program import MAX_CALL_CONTEXTS, Scope
+
+    p = _program(tmp_path, """
+        import torch
+
+        def pick(x):
+            return x
+        """)
+    makers = ["ones", "zeros", "empty", "rand", "randn", "full", "arange", "eye", "tensor", "zeros_like", "ones_like"]
+    assert len(makers) > MAX_CALL_CONTEXTS + 1
+    for name in makers:
+        tensor = ("call", ("attr", ("name", "torch"), name), (), ())
+        passed = p.eval(tensor, Scope("m"))
+        assert passed and p.eval(("call", ("name", "pick"), (tensor,), ()), Scope("m")) == passed, name
+    p.eval(("call", ("name", "pick"), (("const", 1),), ()), Scope("m"))  # a constant: a context of its own
+    assert [len(seen) for seen in p._call_contexts.seen.values()] == [2]

@@ -41,6 +41,33 @@ from .widening import derived_name
 MAX_CALL_CONTEXTS = 8
 
 
+# What a function's contexts are counted by (ContextCaps): its arguments with every object of code the
+# scanned program does not hold -- a tensor and what was derived from it, an external attribute, an unknown --
+# as this one token.  Which of those a value set holds follows the order the resolver met cycles in (a region
+# walked again in a fresh program may see `torch.Tensor.view()` where the full scan had `torch.empty()`), and
+# counted apart, such sets filled the caps first: an edit moved which contexts of hundreds of functions came
+# first.  The memo keeps every such context apart: those that count as one are each worked out precisely.
+_OPAQUE = Unknown("opaque")
+_OPAQUE_TYPES = (Unknown, ExternalInstance, External)
+
+
+def _counted_context(bindings: dict) -> tuple:
+    return tuple(sorted(((k, _counted(vals)) for k, vals in bindings.items()), key=lambda kv: kv[0]))
+
+
+def _counted(vals: frozenset) -> frozenset:
+    out = set()
+    for x in vals:
+        t = type(x)
+        if t in _OPAQUE_TYPES:
+            out.add(_OPAQUE)
+        elif t is TupleVal:
+            out.add(TupleVal(tuple(_counted(s) for s in x.items)))
+        else:
+            out.add(x)
+    return frozenset(out)
+
+
 # the values that calling runs code of the scanned program
 CALLABLE_VALUES = (Func, Class, Instance, Partial)
 # external functions that call the functions they are given: the positional arguments (map's function; the
@@ -259,7 +286,7 @@ class CallMixin:
             except TypeError:
                 key = None
             if key is not None and pending == _NO_CUT and key not in self._call_memo and \
-                    not self._call_contexts.admit(v, key):
+                    not self._call_contexts.admit(v, _counted_context(bindings)):
                 bindings = self._widened(bindings)  # past the function's first MAX_CALL_CONTEXTS contexts
                 key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
             if key is not None:
