@@ -767,6 +767,17 @@ def test_a_region_that_no_longer_meets_a_first_context_makes_the_function_count_
     assert _findings(got) != _findings(first)
 
 
+def test_a_region_that_no_longer_meets_a_context_of_a_function_below_its_cap_moves_nothing(tmp_path):
+    """g0 stops calling f, which never reached its cap: every context of f is precise in a full scan of either
+    tree, so the first contexts' change (f(0) no longer among them) is answered without planning again."""
+    root, cache, first = _project(tmp_path, {"pkg/__init__.py": "", "pkg/regions.py": _capped_regions(3, hazard=0)})
+    _edit(root / "pkg" / "regions.py", "return f(0) + x", "return x")
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
+    assert got.stats["incremental"]["replans"] == 0 and got.stats["incremental"]["regions_walked"] == 1
+    assert _findings(got) != _findings(first)  # (f(0)'s hazard is gone)
+
+
 def test_a_scan_whose_plan_moved_too_often_scans_in_full(tmp_path, monkeypatch):
     """Each try of a moved plan costs an incremental scan: past MAX_REPLANS the scan is a full one (tracked,
     its state the next edit's), with a full scan's findings."""
