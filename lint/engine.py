@@ -181,7 +181,7 @@ def scan(options: ScanOptions) -> ScanResult:
         return _scan(options)
 
 
-# tries of an incremental scan that met context caps its plan did not unmoor (ContextsMoved) before a full scan
+# tries of an incremental scan that met context caps whose first contexts moved (ContextsMoved) before a full scan
 MAX_REPLANS = 2
 # a plan made again after ContextsMoved that leaves more than this share of the previous scan's top units (file
 # searches and region walks) stale, and more than this many, is not tried: a full scan instead.  Measured on the
@@ -331,15 +331,16 @@ def _scan(options: ScanOptions) -> ScanResult:
                     inc.settle()
                 break
             except ContextsMoved as e:
-                moved = e.keys
-            # the edit moved which contexts of some functions come first (lint/tracking.py): planned again with
-            # every unit that met one stale, in a fresh program; a second time, a full scan
+                moved = e.first
+            # the edit moved which contexts of some functions come first (lint/tracking.py): planned again from
+            # their first contexts in that try's order, with every unit that met a context whose precision
+            # those change stale, in a fresh program; a second time, a full scan
             replans += 1
             old = inc.old if replans < MAX_REPLANS else None
             if old is None and inc.old is not None:
                 full_because = (f"each plan of the edit moved which contexts of some functions come first "
                                 f"({replans} plans; lint/tracking.py)")
-            plan = inc.plan.unmooring(old, moved) if old is not None else None
+            plan = inc.plan.reseeding(old, moved) if old is not None else None
             if plan is not None:
                 stale_tops = sum(1 for u in plan.stale if u in old.tops)
                 if stale_tops > max(REPLAN_MIN_STALE_TOPS, REPLAN_MAX_STALE_TOPS * len(old.tops)):
@@ -431,7 +432,7 @@ def _scan(options: ScanOptions) -> ScanResult:
                                        "units_stale": len(inc.plan.stale),
                                        # context caps whose order the edit may have moved (lint/tracking.py),
                                        # and how many times the scan met one it had not planned for
-                                       "contexts_unmoored": len(inc.plan.unmoored), "replans": replans,
+                                       "contexts_reseeded": len(inc.plan.reseeded), "replans": replans,
                                        # of the nodes the regions walked again met: steps taken / worked out
                                        "nodes_reused": inc.steps_reused, "nodes_walked": inc.steps_walked,
                                        # replays that took the findings of the hazards the edit did not touch

@@ -17,7 +17,8 @@ Which contexts of a function are worked out precisely (its first ones in scan or
 unit's read: the scan keeps, per function, which top unit met which contexts (``IncState.contexts``), answers
 from the previous scan's first contexts (lint/tracking.py's TrackedContextCaps), and checks after the walks
 that they are still first in this scan's order (``Incremental.settle``); where they moved, it is planned again
-with every unit that met that function stale (``Plan.unmoored``).
+from the first contexts that try found, with every unit that met a context whose precision they change stale
+(``Plan.reseeding``).
 """
 from __future__ import annotations
 
@@ -71,14 +72,10 @@ class Incremental:
         self._last_old_pos = -1.0
         self._contexts: Optional[dict] = None  # IncState.contexts, once settled
         self._dead: Optional[set] = None  # _dead_old
-        # the previous scan's units that met an unmoored context cap (their walk is not replayed: they count)
-        self._unmoored_units: set = set()
-        if self.old is not None:
-            self._unmoored_units = {u for k in plan.unmoored for _, evs in self.old.contexts.get(k, ())
-                                    for _, u in evs}
+        self._old_pos: dict = {}  # top unit of this scan -> its place in the previous scan's order (_at_top)
 
     def install(self, program, reach, finder) -> None:
-        caps = seeds(self.old, self.plan.unmoored) if self.old is not None else {}
+        caps = seeds(self.old, self.plan.reseeded) if self.old is not None else {}
         track_program(self.t, program, caps)
         self._program = program
         if self.old is not None and self.old.mentions is not None:
@@ -129,6 +126,7 @@ class Incremental:
     def _reused_top(self, uid: int) -> None:
         self._at_top(uid)
         self.tops[uid] = len(self.tops)
+        self._old_pos[uid] = self.t.top_old_pos
         self.t.top_old_pos += 0.5  # (what runs outside any top unit runs after it)
 
     def _run_top(self, old_uid: Optional[int], fn) -> tuple:
@@ -137,6 +135,7 @@ class Incremental:
         t = self.t
         uid = t.top = t.next_id  # (the unit that run opens)
         self.tops[uid] = len(self.tops)
+        self._old_pos[uid] = t.top_old_pos
         if old_uid is not None:
             self._rerun[old_uid] = uid
         try:
@@ -234,7 +233,7 @@ class Incremental:
             # (the stale units that are none of those, looked for in each walk's uses in C: a replay's uses
             # are some 10,000 units, the bench's kkt edit replays 123 walks)
             self._stale_unsafe = self.plan.stale - self._replay_safe
-        if uid in self._unmoored_units or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
+        if uid in self.plan.recount or not self._changed_ids.isdisjoint(self.old.reads.get(uid, ())):
             return False
         return self._stale_unsafe.isdisjoint(self.old.uses.get(uid, ()))
 
@@ -396,20 +395,21 @@ class Incremental:
         against what the context caps answered (TrackedContextCaps).  A cap whose first contexts in this scan's
         order are not those of its contexts it answered as precise moved (a top unit run again met others than
         before, or no longer met one, and a context answered as widened would be precise in a full scan, or
-        the other way round): ContextsMoved, and the scan is planned again with that cap unmoored.  A context
-        no longer met at all moves nothing by itself: below its cap a function's every context is precise in
-        either scan (95 of the 101 caps the bench's flashinfer_megamoe leaf edit moved were such)."""
+        the other way round): ContextsMoved, with each such cap's first contexts in this scan's order, from
+        which the scan is planned again (Plan.reseeding).  A context no longer met at all moves nothing by
+        itself: below its cap a function's every context is precise in either scan (95 of the 101 caps the
+        bench's flashinfer_megamoe leaf edit moved were such)."""
         if self.old is None:
             return
         self._contexts = table = self._contexts_table(self._dead_old())
-        moved = set(self.t.moved)
+        moved: dict = {}
         for caps in self._context_tables():
             for key, seed in caps.seeds.items():
                 entries = table.get((caps.name, key), ())
-                first = first_contexts(entries, caps.cap)[0]
-                if first != seed.precise and first != seed.precise.intersection(
+                first, top = first_contexts(entries, caps.cap)
+                if (caps.name, key) in self.t.moved or first != seed.precise and first != seed.precise.intersection(
                         d for _, evs in entries for d, _ in evs):
-                    moved.add((caps.name, key))
+                    moved[(caps.name, key)] = (first, None if top is None else self._old_pos.get(top, -1.0))
         if moved:
             raise ContextsMoved(moved)
 

@@ -146,16 +146,30 @@ class Plan:
     reindexed: int = 0
     changed_files: list = field(default_factory=list)
     texts: dict = field(default_factory=dict)  # path -> (module, new bytes) of each edited file
-    # the context caps whose first contexts moved in an earlier try of this scan (ContextsMoved): every
-    # unit that met them runs again, and they count from nothing as in a full scan
-    unmoored: set = field(default_factory=set)
+    # the context caps whose first contexts moved in an earlier try of this scan (ContextsMoved): (table,
+    # digest of the function) -> (the digests of its first contexts in that try's order, where the top unit
+    # that reached the cap ran in the previous scan's order or None): the next try answers from those
+    reseeded: dict = field(default_factory=dict)
+    # the previous scan's units that met a context whose precision those first contexts change: they run
+    # again (not replayed: a replay does not ask its contexts again), with their users
+    recount: frozenset = frozenset()
 
-    def unmooring(self, state: IncState, keys: set) -> "Plan":
-        """This plan with more context caps unmoored (an incremental scan met ContextsMoved)."""
+    def reseeding(self, state: IncState, moved: dict) -> "Plan":
+        """This plan with the first contexts of more context caps taken from the try that found them moved
+        (ContextsMoved.first): the units that met a context those make precise where the previous scan
+        widened it, or the other way round, are stale; the others answered as a full scan in this order
+        would.  Before (session 31), every unit that met such a function ran again, counting from nothing:
+        the bench's flashinfer_megamoe leaf edit moved 6 caps met by hundreds of top units, and was a full
+        scan."""
         from dataclasses import replace
 
-        unmoored = self.unmoored | keys
-        return replace(self, stale=stale_units(state, self.changed_items, unmoored), unmoored=unmoored)
+        recount = set(self.recount)
+        for k, (precise, _) in moved.items():
+            entries = state.contexts.get(k, ())
+            changed = first_contexts(entries, state.caps[k[0]])[0] ^ precise  # (a moved cap is one it had)
+            recount.update(u for _, evs in entries for d, u in evs if d in changed)
+        return replace(self, stale=stale_units(state, self.changed_items, recount),
+                       reseeded={**self.reseeded, **moved}, recount=frozenset(recount))
 
 
 @dataclass
@@ -305,11 +319,11 @@ def stale_checks(checks: dict, changed: dict) -> set:
     return out
 
 
-def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set:
+def stale_units(state: IncState, items: set, recount=frozenset()) -> set:
     """The units that read a changed item, and every unit that used one of them.
 
-    ``unmoored``: context caps whose first contexts an earlier try of this scan found moved (ContextsMoved):
-    every unit that met one is stale too, so that it counts from nothing in the order of a full scan."""
+    ``recount``: units that met a context whose precision a moved context cap changes (Plan.reseeding): they
+    are stale too."""
     users = state.users()
     ids = {state.items[it] for it in items if it in state.items}
     readers = state.readers(build=False)
@@ -317,7 +331,7 @@ def stale_units(state: IncState, items: set, unmoored: set = frozenset()) -> set
         stale = {u for i in ids for u in readers.get(i, ())}
     else:
         stale = {u for u, reads in state.reads.items() if not ids.isdisjoint(reads)}
-    stale |= {u for k in unmoored for _, evs in state.contexts.get(k, ()) for _, u in evs}
+    stale |= recount
     todo = list(stale)
     while todo:
         u = todo.pop()
@@ -352,13 +366,17 @@ def tops_in_order(entries: tuple, order: dict) -> bool:
     return True
 
 
-def seeds(state: IncState, unmoored: set) -> dict:
-    """table -> {digest of a function: Seed} for every context cap not unmoored (TrackedContextCaps)."""
+def seeds(state: IncState, reseeded: dict) -> dict:
+    """table -> {digest of a function: Seed} for every context cap of the previous scan (TrackedContextCaps):
+    its first contexts there, or those an earlier try of this scan found (Plan.reseeded)."""
     out: dict = {}
     for (table, key), entries in state.contexts.items():
-        if (table, key) not in unmoored:
-            precise, top = first_contexts(entries, state.caps[table])
-            out.setdefault(table, {})[key] = Seed(key, precise, None if top is None else state.tops.get(top, -1.0))
+        got = reseeded.get((table, key))
+        if got is not None:
+            out.setdefault(table, {})[key] = Seed(key, set(got[0]), got[1])
+            continue
+        precise, top = first_contexts(entries, state.caps[table])
+        out.setdefault(table, {})[key] = Seed(key, precise, None if top is None else state.tops.get(top, -1.0))
     return out
 
 

@@ -227,9 +227,11 @@ class ContextsMoved(Exception):
     previous scan's order no longer decides them): the scan is planned again with those functions' units stale
     (lint/engine.py)."""
 
-    def __init__(self, keys: set):
-        super().__init__(len(keys))
-        self.keys = keys  # {(table, digest of the function)}
+    def __init__(self, first: dict):
+        super().__init__(len(first))
+        # (table, digest of the function) -> (the digests of its first contexts in the order of the scan that
+        # found them moved, where the top unit that reached the cap ran in the previous scan's order or None)
+        self.first = first
 
 
 class TrackedContextCaps(ContextCaps):
@@ -248,7 +250,7 @@ class TrackedContextCaps(ContextCaps):
     may meet others, or no longer meet one) is checked after the walks (Incremental.settle).  Before, every
     unit that counted used every unit that counted before it, and those ran again before a unit walked again:
     100,614 stale units for one edit of the sglang checkout, 11 now.  A key without a seed (a full scan, or a
-    cap the plan unmoored: Plan.unmoored) counts as ContextCaps does."""
+    function met first in this scan) counts as ContextCaps does."""
 
     __slots__ = ("t", "name", "log", "seeds", "keyinfo", "digests")
 
