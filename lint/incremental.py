@@ -407,8 +407,10 @@ class Incremental:
             for key, seed in caps.seeds.items():
                 entries = table.get((caps.name, key), ())
                 first, top = first_contexts(entries, caps.cap)
-                if (caps.name, key) in self.t.moved or first != seed.precise and first != seed.precise.intersection(
-                        d for _, evs in entries for d, _ in evs):
+                # (first is of the contexts met: equal to seed.precise, it is equal to the met ones of it)
+                met_precise = first if first == seed.precise else seed.precise.intersection(
+                    d for _, evs in entries for d, _ in evs)
+                if (caps.name, key) in self.t.moved or first != met_precise:
                     moved[(caps.name, key)] = (first, None if top is None else self._old_pos.get(top, -1.0))
         if moved:
             raise ContextsMoved(moved)
