@@ -175,11 +175,17 @@ class ResultCache:
                 return None
             result = self._check(manifest, all_paths, incremental, candidacy)
             if result is not _HIT:
+                keptstates.drop_result(str(self.path))
                 return result
-            result = self._unpickle(fh)
+            signature = keptstates._signature(os.fstat(fh.fileno()))
+            result = keptstates.kept_result(str(self.path), signature)
             if result is None:
-                self.miss = "a corrupt result cache entry"
-                return None
+                result = self._unpickle(fh)
+                if result is None:
+                    self.miss = "a corrupt result cache entry"
+                    return None
+                keptstates.keep_result(str(self.path), signature, result)
+                result = keptstates.kept_result(str(self.path), signature) or result
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
             if keptstates._WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
