@@ -30,7 +30,8 @@
    ``--no-verify``.  The tree with every edit undone must give the original findings again.  ``--daemon``:
    the same rows again through ``compile-lint daemon`` (``scan --daemon``; the client's wall time, and how long
    after answering the daemon had written the state), each checked against its row in a process of its own,
-   after a scan of the unchanged tree through it (a hit: the daemon then reads the state for the next edit).
+   after a scan of the unchanged tree through it (a hit: the daemon then reads the state for the next edit);
+   the pre-commit row's edit too (``precommit --daemon``, a daemon of its own, primed the same way).
 6. The parse floor: the stdlib ``ast`` reading and parsing every .py file of the site on the same number of
    workers; the incremental rows are printed as ratios to it.
 """
@@ -40,7 +41,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -373,9 +373,12 @@ def _fresh_results(cache: Path, out_dir: Path) -> Path:
     return d
 
 
-def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
+def precommit_row(jobs: int, out_dir: Path, verify: bool, daemon_env: Optional[dict] = None) -> list:
     """``compile-lint precommit`` on a checkout of sglang 0.5.23's source (from PyPI) with flashinfer 0.7.2 on
-    the search path: primed, then after a one-file code edit in a function that one region reaches."""
+    the search path: primed, then after a one-file code edit in a function that one region reaches.  With
+    ``daemon_env``, the same edit again through `compile-lint daemon` (``precommit --daemon``), after a run of
+    the unchanged tree through it (a hit, after which the daemon reads the state): its findings checked
+    against the row in a process of its own."""
     sgl, fi = fetch("sglang", "0.5.23"), fetch("flashinfer-python", "0.7.2.post1")
     repo = out_dir / "sglang-checkout"
     shutil.copytree(sgl / "sglang", repo / "sglang", ignore=_only_py)
@@ -383,15 +386,18 @@ def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
     cache = out_dir / "precommit-cache"
     exe = str(Path(sys.executable).parent / "compile-lint")
 
-    def run(label: str, files: list, use_cache: bool = True) -> dict:
+    def run(label: str, files: list, use_cache: bool = True, env: Optional[dict] = None) -> dict:
         out = out_dir / f"{label}.json"
         cmd = [exe, "precommit", *map(str, files), "--root", str(repo), "--search-path", str(fi), "--format", "json",
                "--incremental"]
         cmd += ["--cache-dir", str(cache)] if use_cache else ["--no-cache"]
+        cmd += ["--daemon"] if env is not None else []
         t0 = time.monotonic()
         with open(out, "w") as fh:
-            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, cwd=repo)
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, cwd=repo, env=env)
         wall = time.monotonic() - t0
+        if env is not None:  # the daemon answers `status` once it has written the state
+            _daemon("status", env)
         written = _written_behind(cache) if use_cache else None
         try:
             doc = json.loads(out.read_text())
@@ -407,19 +413,39 @@ def precommit_row(jobs: int, out_dir: Path, verify: bool) -> list:
     scan_doc = json.loads((out_dir / "precommit-prime.json").read_text() or "{}")
     picks = pick_edits(scan_doc, repo, 1)
     rows = [prime]
-    if picks["leaves"]:
-        path, qual = picks["leaves"][0]
-        original = path.read_bytes()
+    if not picks["leaves"]:
+        return rows
+    path, qual = picks["leaves"][0]
+    original = path.read_bytes()
+    edited = code_edit(path, qual)
+    try:
+        path.write_bytes(edited)
+        r = run("precommit-edit", [path])
+        r["what"] = f"{path.relative_to(repo)}:{qual}"
+        if verify:
+            ref = run("precommit-edit-nocache", [path], use_cache=False)
+            r["verified"] = ref["ok"] and ref["fingerprints"] == r["fingerprints"]
+        rows.append(r)
+    finally:
+        path.write_bytes(original)
+    if daemon_env is None:
+        return rows
+    print(_daemon("start", daemon_env))
+    try:
+        run("precommit-restored", [path])  # in a process of its own: the state back at the unchanged tree
+        primed = run("precommit-primed-d", [path], env=daemon_env)  # a hit; the daemon then reads the state
+        rows.append(primed)
         try:
-            path.write_bytes(code_edit(path, qual))
-            r = run("precommit-edit", [path])
-            r["what"] = f"{path.relative_to(repo)}:{qual}"
-            if verify:
-                ref = run("precommit-edit-nocache", [path], use_cache=False)
-                r["verified"] = ref["ok"] and ref["fingerprints"] == r["fingerprints"]
-            rows.append(r)
+            path.write_bytes(edited)
+            d = run("precommit-edit daemon", [path], env=daemon_env)
+            d["what"] = r["what"]
+            d["verified"] = d["ok"] and r.get("verified", True) and d["fingerprints"] == r["fingerprints"]
+            rows.append(d)
         finally:
             path.write_bytes(original)
+    finally:
+        print(_daemon("status", daemon_env))
+        _daemon("stop", daemon_env)
     return rows
 
 
@@ -492,7 +518,9 @@ def main() -> int:
             if restored is not None:
                 restored["label"] = "restored-d"
                 runs.append(restored)
-        pre_rows = [] if args.skip_precommit else precommit_row(args.jobs, work, not args.no_verify)
+        pre_rows = [] if args.skip_precommit else precommit_row(
+            args.jobs, work, not args.no_verify,
+            dict(os.environ, COMPILE_LINT_CACHE_DIR=str(work / "daemon-home-precommit")) if args.daemon else None)
         if not args.skip_nocache:
             runs.append(run_scan(site, None, args.jobs, "no-cache", work))
         floor = parse_floor(site, args.jobs)
