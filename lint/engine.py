@@ -102,6 +102,9 @@ class ScanResult:
     paths_by_hazard: Optional[dict] = None  # (rule, path, line) -> every walk finding (keep_paths_by_hazard)
     coverage: Optional[object] = None  # lint/coverage.py: Coverage (what was analysed, what could not be)
     scanned_files: frozenset = frozenset()  # str(path) of every discovered file: the user's code
+    # the JSON report's texts of ``findings``, kept with a result cache entry: (roots key, findings, texts)
+    # (report.texts_of; a hit in a process of its own writes them, not encodes them again)
+    json_texts: Optional[tuple] = None
 
 
 def interpreter_sys_path(python: str) -> list:

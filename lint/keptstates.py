@@ -227,6 +227,11 @@ def write_kept_states() -> list:
         del _PENDING_RESULTS[key]
         if manifest.state and _write_kept_state(str(Path(key).parent / manifest.state)) is not None:
             manifest.state = ""
+        from .report import texts_of
+
+        texts = texts_of(result.findings)  # (its JSON report was written by now: its texts go with it)
+        if texts is not None:
+            result.json_texts = texts
         try:
             resultcache._pickle_to(Path(key), manifest, result)
             keep_result(key, _signature(os.stat(key)), result)
