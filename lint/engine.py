@@ -206,8 +206,9 @@ def _scan(options: ScanOptions) -> ScanResult:
     excl = [str(Path(e)) for e in options.exclude]
     # explicit --search-path roots name namespace packages right (a scanned file under one of them gets its
     # module name from that root); the interpreter's sys.path is not used for this (the test dir, cwd...)
-    disc = discover(paths, exclude=lambda p: any(part in excl for part in p.parts) or any(
-        str(p).startswith(e) for e in excl), known_roots=[Path(s).absolute() for s in options.search_path],
+    disc = discover(paths, exclude=(lambda p: any(part in excl for part in p.parts) or any(
+        str(p).startswith(e) for e in excl)) if excl else (lambda p: False),
+        known_roots=[Path(s).absolute() for s in options.search_path],
         respect_gitignore=options.respect_gitignore, exclude_key=tuple(excl))
     # --- which files to parse (compile-lint performance; see README "Performance") ---
     # Packages Dynamo classifies by its trace rules (torch, triton, numpy...) are not scanned even when they lie
