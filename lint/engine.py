@@ -100,6 +100,9 @@ class ScanResult:
     program: Optional[Program] = None
     suppressed: list = field(default_factory=list)
     paths_by_hazard: Optional[dict] = None  # (rule, path, line) -> every walk finding (keep_paths_by_hazard)
+    # (rule, path, line) -> the files its kept paths pass through, where a warm process's merge gave them
+    # (postwalk.MergedFindings.hazard_files; postscan.touching works them out otherwise)
+    files_by_hazard: Optional[dict] = None
     coverage: Optional[object] = None  # lint/coverage.py: Coverage (what was analysed, what could not be)
     scanned_files: frozenset = frozenset()  # str(path) of every discovered file: the user's code
     # the JSON report's texts of ``findings``, kept with a result cache entry: (roots key, findings, texts)
@@ -428,6 +431,7 @@ def _scan(options: ScanOptions) -> ScanResult:
     result.first_hazard = {i: f for i, (f, _) in first_hazards.items()}
     result.unsafe_always = {i for i, (_, always) in first_hazards.items() if always}
     result.paths_by_hazard = merged.paths_by_hazard
+    result.files_by_hazard = merged.hazard_files()
     if inc is not None and inc.old is not None:
         result.stats["result_cache"] = "incremental"
         result.stats["incremental"] = {"regions_walked": inc.walked, "regions_reused": inc.reused,
@@ -591,5 +595,5 @@ def _store_result(results, result: ScanResult, all_paths: frozenset, disc, scann
     plain = copy.copy(result)
     plain.program = None  # the program (every summary, every memo) is what a hit saves rebuilding
     if not options.keep_paths_by_hazard:  # (the pre-commit hook's: kept)
-        plain.paths_by_hazard = None
+        plain.paths_by_hazard = plain.files_by_hazard = None
     results.store(plain, all_paths, [(f.module, f.path, f.is_package) for f in disc.files], loaded, dirs, inc_state)

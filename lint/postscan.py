@@ -52,11 +52,13 @@ def write_report(out, output_file: Optional[str]) -> None:
 _PATH = operator.attrgetter("path")
 
 
-def touching(findings: list, files, all_paths=None) -> list:
+def touching(findings: list, files, all_paths=None, files_by_hazard=None) -> list:
     """Findings whose path touches one of ``files``: the hazard, the compiled region, or any call on the way.
 
     ``all_paths``: (rule, path, line) -> the walk's findings for every path reaching that hazard (the report
-    keeps the shortest); when only another path touches the files, the finding is reported with that path."""
+    keeps the shortest); when only another path touches the files, the finding is reported with that path.
+    ``files_by_hazard``: (rule, path, line) -> the files those paths pass through, where the merge gave them
+    (ScanResult.files_by_hazard); else gathered here."""
     import dataclasses
 
     wanted = {os.path.realpath(f) for f in files}
@@ -73,11 +75,15 @@ def touching(findings: list, files, all_paths=None) -> list:
     # per hazard, the files its other paths name: a hazard none of whose paths touch the files is not searched
     # path by path for one that does (most are not: that search went through every frame again)
     group_files: dict = {}
+    given = files_by_hazard or {}
     for key in {(f.rule, f.path, f.line) for f in findings}:  # (findings share hazards: each group once)
-        names = group_files[key] = set()
-        for g in groups.get(key, ()):
-            names.add(g.region.path)
-            names.update(map(_PATH, g.trace))
+        names = given.get(key) if key in groups else None
+        if names is None:
+            names = set()
+            for g in groups.get(key, ()):
+                names.add(g.region.path)
+                names.update(map(_PATH, g.trace))
+        group_files[key] = names
         spelled |= names
     hit = {p for p in spelled if os.path.realpath(p) in wanted}
     if not hit:
@@ -119,7 +125,7 @@ def finish(result, opts, *, fmt: str = "text", output_file=None, stats: bool = F
         click.echo(f"compile-lint: recorded {n} finding(s) in {baseline}", err=True)
         return EXIT_CLEAN
     if files is not None:
-        result.findings = touching(result.findings, files, all_paths)
+        result.findings = touching(result.findings, files, all_paths, getattr(result, "files_by_hazard", None))
         result.stats["findings"] = len(result.findings)
     if baseline:
         from .baseline import new_findings

@@ -54,6 +54,55 @@ def _index_in(found: list, f: Finding) -> int:
     return next(i for i, g in enumerate(found) if g is f)
 
 
+class _ListFold:
+    """What folding one region's list with every path kept gives (the pre-commit hook's merge), to be folded
+    into a merge as a whole: per merged key its first finding of the lowest rank and the regions reaching it,
+    per hazard (rule, file, line) its findings, each in the order first met in the list.  A warm process keeps
+    them per list object (``_LIST_FOLDS``): after an edit most lists are the previous scan's (reused regions),
+    and folding the 343,330 findings of the hook's 238 regions again was 0.65 s of each answer."""
+    __slots__ = ("found", "keys", "paths", "_files")
+
+    def __init__(self, found: list):
+        self.found = found
+        self._files: Optional[dict] = None
+        keys: dict = {}  # key -> [its best finding, {region key: region}, its rank]
+        paths: dict = {}
+        region = region_key = None
+        for f in found:
+            paths.setdefault((f.rule, f.path, f.line), []).append(f)
+            if f.region is not region:
+                region = f.region
+                region_key = (region.path, region.line, region.qualname)
+            key = (f.rule, f.path, f.line, f.fix_point)
+            got = keys.get(key)
+            rank = _rank(f)
+            if got is None:
+                keys[key] = [f, {region_key: region}, rank]
+                continue
+            if region_key not in got[1]:
+                got[1][region_key] = region
+            if rank < got[2]:
+                got[0], got[2] = f, rank
+        self.keys, self.paths = keys, paths
+
+    def files(self) -> dict:
+        """Per hazard, the files its paths in this list pass through (regions, frames): postscan.touching."""
+        if self._files is None:
+            self._files = {key3: frozenset(_frame_paths(found)) for key3, found in self.paths.items()}
+        return self._files
+
+
+def _frame_paths(found: list) -> set:
+    out = {f.region.path for f in found}
+    for f in found:
+        out.update(frame.path for frame in f.trace)
+    return out
+
+
+# id(list) -> its _ListFold, for the lists of the last merge with every path kept in a warm process
+_LIST_FOLDS: dict = {}
+
+
 class MergedFindings:
     """The walk's findings, merged as each region's arrive: one finding per hazard site and rule, with the
     shortest path, and the regions reaching it.  Merging as they come keeps memory to the distinct hazards
@@ -81,6 +130,9 @@ class MergedFindings:
         self._previous = previous if remember else None
         # keys whose finding or regions changed since the previous merge (their regions are set again); None: all
         self._touched: Optional[set] = None
+        # every path kept in a warm process: each list folded once (_ListFold), and then as a whole
+        self._folds: Optional[dict] = {} if keep_paths_by_hazard and _KEEP_MERGES else None
+        self._ranks: dict = {}  # key -> its best finding's rank (_fold_whole)
 
     @property
     def count(self) -> int:
@@ -88,6 +140,13 @@ class MergedFindings:
         return len(self._previous.best if self._previous is not None else self.best)
 
     def add(self, found: list) -> None:
+        if self._folds is not None:
+            fold = _LIST_FOLDS.get(id(found))
+            if fold is None or fold.found is not found:
+                fold = _ListFold(found)
+            self._folds[id(found)] = fold
+            self._fold_whole(fold)
+            return
         if self._lists is not None:
             self._lists.append(found)
             if self._previous is not None:
@@ -125,6 +184,51 @@ class MergedFindings:
             if (SEVERITY_ORDER[f.severity], len(f.conditions), len(f.trace), f.col) < (
                     SEVERITY_ORDER[cur.severity], len(cur.conditions), len(cur.trace), cur.col):
                 best[key] = f
+
+    def _fold_whole(self, fold: _ListFold) -> None:
+        """``_fold`` of the list ``fold`` was made of, from what folding it alone gave: the same findings chosen
+        (the first of the lowest rank), regions, paths, and keys in the order first met."""
+        best, regions, paths, ranks = self.best, self.regions, self.paths_by_hazard, self._ranks
+        for key3, found in fold.paths.items():
+            got = paths.get(key3)
+            if got is None:
+                paths[key3] = list(found)
+            else:
+                got.extend(found)
+        for key, (f, reaching_here, rank) in fold.keys.items():
+            reaching = regions.get(key)
+            if reaching is None:
+                regions[key] = dict(reaching_here)
+                best[key] = f
+                ranks[key] = rank
+                continue
+            if len(reaching_here) == 1:
+                (region_key, region), = reaching_here.items()
+                if region_key not in reaching:
+                    reaching[region_key] = region
+            else:
+                for region_key, region in reaching_here.items():
+                    if region_key not in reaching:
+                        reaching[region_key] = region
+            if rank < ranks[key]:
+                best[key] = f
+                ranks[key] = rank
+
+    def hazard_files(self) -> Optional[dict]:
+        """(rule, file, line) -> the files its kept paths pass through, from the lists' folds (a warm process's
+        merge with every path kept; else None): what postscan.touching would gather from 4.85 million frames
+        of the pre-commit hook's paths (0.25 s of each answer), the lists' own worked out once."""
+        if self._folds is None:
+            return None
+        out: dict = {}
+        for fold in self._folds.values():
+            for key3, names in fold.files().items():
+                got = out.get(key3)
+                if got is None:
+                    out[key3] = set(names)
+                else:
+                    got |= names
+        return out
 
     def _merge_changes(self) -> None:
         """Fold this scan's lists against the previous merge (taken over: it is the previous scan's, spent)."""
@@ -198,6 +302,9 @@ class MergedFindings:
     def findings(self) -> list:
         if self._previous is not None:
             self._merge_changes()
+        if self._folds is not None:  # the next merge's to take: this one's lists only
+            _LIST_FOLDS.clear()
+            _LIST_FOLDS.update(self._folds)
         best, regions = self.best, self.regions
         for key in (best if self._touched is None else self._touched):
             f = best.get(key)

@@ -106,3 +106,76 @@ def test_a_state_keeps_its_merge_in_memory_only():
     st.keep_merge(memo)
     assert pickle.loads(pickle.dumps(st)).take_merge() is None
     assert st.take_merge() is memo and st.take_merge() is None
+
+
+def _every_path_list(rng: random.Random, regions: list) -> list:
+    """A region's list with every path kept (the pre-commit hook's): several findings per key, from the
+    walk's region and now and then another (a list is folded region by region, whatever it holds)."""
+    keys = _keys(rng)
+    return [_finding(rng, rng.choice(regions) if rng.random() < 0.1 else regions[0], rng.choice(keys))
+            for _ in range(rng.randint(0, 20))] if keys else []
+
+
+def _every_path_merge(lists: list) -> tuple:
+    m = MergedFindings(keep_paths_by_hazard=True)
+    for found in lists:
+        m.add(found)
+    got = m.findings()
+    return ([(id(f), f.regions_reaching, f.other_regions) for f in got],
+            [(k, [id(f) for f in v]) for k, v in m.paths_by_hazard.items()], m)
+
+
+def test_a_warm_process_folds_each_list_with_every_path_once_and_merges_what_folding_every_finding_gives(
+        monkeypatch):
+    """With every path kept (the pre-commit hook's), a warm process folds each region's list once and keeps
+    it (postwalk._ListFold, by list object): the next merge takes the lists it has already folded whole.
+    Chains of edits (some lists the previous objects, some new) give the findings chosen, their regions, and
+    every hazard's paths, in the same order as folding every finding one by one."""
+    from compile_lint import postwalk
+
+    monkeypatch.setattr(postwalk, "_LIST_FOLDS", {})
+    for seed in range(200):
+        rng = random.Random(seed)
+        regions = _regions(rng, rng.randint(3, 9))
+        lists = [_every_path_list(rng, regions[i:] + regions[:i]) for i in range(len(regions))]
+        for step in range(4):
+            if step:
+                lists = [old if rng.random() < 0.5 else _every_path_list(rng, regions) for old in lists]
+                if rng.random() < 0.2:
+                    rng.shuffle(lists)  # (the walk order moved: the folds are kept by list, not by place)
+            monkeypatch.setattr(postwalk, "_KEEP_MERGES", False)
+            plain, plain_paths, _ = _every_path_merge(lists)
+            monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
+            kept_before = dict(postwalk._LIST_FOLDS)
+            warm, warm_paths, m = _every_path_merge(lists)
+            assert (warm, warm_paths) == (plain, plain_paths), seed
+            # and the files each hazard's paths pass through (what postscan.touching gathers from the frames)
+            assert m.hazard_files() == {k: {g.region.path for g in v} | {fr.path for g in v for fr in g.trace}
+                                        for k, v in m.paths_by_hazard.items()}, seed
+            # the lists it had folded before were taken whole, not folded again
+            assert all(m._folds[k] is f for k, f in kept_before.items() if k in m._folds and f.found is m._folds[k].found)
+    assert postwalk._LIST_FOLDS  # (kept for the next merge)
+
+
+def test_the_files_a_warm_merge_gives_select_what_the_frames_select(monkeypatch):
+    """postscan.touching with the merge's files of each hazard (ScanResult.files_by_hazard) reports what it
+    reports gathering them from every kept path's frames: the same findings, with the same paths."""
+    from compile_lint import postwalk
+    from compile_lint.postscan import touching
+
+    monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
+    monkeypatch.setattr(postwalk, "_LIST_FOLDS", {})
+    selected = 0
+    for seed in range(100):
+        rng = random.Random(seed)
+        regions = _regions(rng, rng.randint(3, 7))
+        lists = [_every_path_list(rng, regions[i:] + regions[:i]) for i in range(len(regions))]
+        _, _, m = _every_path_merge(lists)
+        findings = sorted(m.best.values(), key=Finding.sort_key)
+        for wanted in (["/s/a.py"], ["/s/r1.py"], ["/s/none.py"]):
+            plain = touching(findings, wanted, m.paths_by_hazard)
+            given = touching(findings, wanted, m.paths_by_hazard, m.hazard_files())
+            assert [(f.rule, f.path, f.line, f.region, f.trace) for f in given] == \
+                [(f.rule, f.path, f.line, f.region, f.trace) for f in plain], seed
+            selected += len(given)
+    assert selected  # (the files do select findings)
