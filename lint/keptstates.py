@@ -223,12 +223,12 @@ def write_kept_states() -> list:
             written.append(state)
         else:
             problems.append((key, problem))
+    from .report import texts_of
+
     for key, (manifest, result) in list(_PENDING_RESULTS.items()):
         del _PENDING_RESULTS[key]
         if manifest.state and _write_kept_state(str(Path(key).parent / manifest.state)) is not None:
             manifest.state = ""
-        from .report import texts_of
-
         texts = texts_of(result.findings)  # (its JSON report was written by now: its texts go with it)
         if texts is not None:
             result.json_texts = texts

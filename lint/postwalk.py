@@ -186,8 +186,8 @@ class MergedFindings:
                 best[key] = f
 
     def _fold_whole(self, fold: _ListFold) -> None:
-        """``_fold`` of the list ``fold`` was made of, from what folding it alone gave: the same findings chosen
-        (the first of the lowest rank), regions, paths, and keys in the order first met."""
+        """What ``_fold`` of the list behind ``fold`` gives, from what folding that list alone gave: the same
+        findings chosen (the first of the lowest rank), regions, paths, and keys in the order first met."""
         best, regions, paths, ranks = self.best, self.regions, self.paths_by_hazard, self._ranks
         for key3, found in fold.paths.items():
             got = paths.get(key3)
@@ -202,14 +202,9 @@ class MergedFindings:
                 best[key] = f
                 ranks[key] = rank
                 continue
-            if len(reaching_here) == 1:
-                (region_key, region), = reaching_here.items()
+            for region_key, region in reaching_here.items():
                 if region_key not in reaching:
                     reaching[region_key] = region
-            else:
-                for region_key, region in reaching_here.items():
-                    if region_key not in reaching:
-                        reaching[region_key] = region
             if rank < ranks[key]:
                 best[key] = f
                 ranks[key] = rank
