@@ -162,27 +162,33 @@ _KEPT_RESULTS: dict = {}  # str(path) -> (the file's signature, result)
 MAX_KEPT_RESULTS = 2  # (entries of other options: a site-packages' result is some 300 MB in memory)
 
 
-def keep_result(key: str, signature: tuple, result) -> None:
-    """In a warm process: ``result`` is what the entry at ``key`` (its file's ``signature``) holds."""
+def keep_result(key: str, signature: tuple, result):
+    """``result`` is what the entry at ``key`` (its file's ``signature``) holds: kept in a warm process.  What
+    the caller may go on with: a copy of it where it is kept, else ``result``."""
     if not _WARM:
-        return
+        return result
     _KEPT_RESULTS.pop(key, None)
     while len(_KEPT_RESULTS) >= MAX_KEPT_RESULTS:
         del _KEPT_RESULTS[next(iter(_KEPT_RESULTS))]  # (the one read or written longest ago)
     _KEPT_RESULTS[key] = (signature, result)
+    return result_copy(result)
 
 
 def kept_result(key: str, signature: tuple):
     """A copy of the result this process keeps of the entry at ``key`` if the file is the one it read or wrote
-    (``signature``), else None.  A copy: the command goes on to filter and count what it reports."""
+    (``signature``), else None."""
     kept = _KEPT_RESULTS.get(key)
-    if kept is None or kept[0] != signature:
-        return None
+    return None if kept is None or kept[0] != signature else result_copy(kept[1])
+
+
+def result_copy(result):
+    """A result as it is now, apart from what the command goes on to do with its own (filter the findings
+    it reports, count them in its stats)."""
     import copy
 
-    result = copy.copy(kept[1])
-    result.stats = dict(result.stats)
-    return result
+    out = copy.copy(result)
+    out.stats = dict(result.stats)
+    return out
 
 
 def drop_result(key: str) -> None:

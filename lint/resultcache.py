@@ -184,8 +184,7 @@ class ResultCache:
                 if result is None:
                     self.miss = "a corrupt result cache entry"
                     return None
-                keptstates.keep_result(str(self.path), signature, result)
-                result = keptstates.kept_result(str(self.path), signature) or result
+                result = keptstates.keep_result(str(self.path), signature, result)
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
             if keptstates._WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
@@ -358,11 +357,7 @@ class ResultCache:
 
     def _write(self, manifest: Manifest, result) -> None:
         if keptstates._KEPT_STATES is not None:  # a warm or deferring process: written after the answer, after its state
-            import copy
-
-            kept = copy.copy(result)  # as it is now: the command goes on to filter what it reports
-            kept.stats = dict(result.stats)
-            keptstates._PENDING_RESULTS[str(self.path)] = (manifest, kept)
+            keptstates._PENDING_RESULTS[str(self.path)] = (manifest, keptstates.result_copy(result))
             return
         self._write_now(manifest, result)
 
