@@ -342,6 +342,13 @@ class Incremental:
             index.restore(parts, {p: data for p, (_, data) in self.plan.texts.items()})
         if index is not None:
             st.mentions = (mention_files(index), index.parts())
+        if self.old is not None:
+            st.package_mentions.update(self.old.package_mentions)
+        if self._program is not None:
+            from .program.locator import package_index_use
+
+            st.package_mentions.update((top, package_index_use(index)) for top, index
+                                       in self._program._mention_index.items() if top is not None)
         st.items = table
         st.contexts = self._contexts if self._contexts is not None else self._contexts_table(dead)
         st.caps = self._caps()

@@ -44,6 +44,9 @@ class IncState:
     # the index of which scanned files mention which identifiers (program/locator.py): (files, parts) or None;
     # the next scan takes it over, the edited files' entries worked out again (building it reads every file)
     mentions: Optional[tuple] = None
+    # package on the search path -> what the scan asked of its mention index (locator.package_index_use): a warm
+    # process builds those after answering from a result (keptstates.write_kept_states)
+    package_mentions: dict = field(default_factory=dict)
     # the units every other one lies below (through ``uses``): the top units, and what ran or was used outside
     # any; not those a unit uses, which may make a cycle with its user (a memo entry hit while being made)
     roots: frozenset = frozenset()

@@ -217,7 +217,8 @@ def write_kept_states() -> list:
     answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
     names it (Manifest.state); a result whose state could not be written names none.  A warm process then
     reads the states of the results it answered from (_PRIMED), and works out each of those and each written
-    state's users, readers and merge, what the next edit asks first (it keeps the state)."""
+    state's users, readers and merge (or its lists' folds), and the search-path packages' mention indexes the
+    scan asked, what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -244,17 +245,22 @@ def write_kept_states() -> list:
             resultcache.prune_results(Path(key), manifest.state)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
-    if _WARM:
+    if _WARM and _PRIMED:
+        from .postwalk import keep_list_folds, keeps_merges, merge_of_state
+        from .program.locator import warm_package_index
+
         for path in _PRIMED:
             try:
                 state = read_state(path)
             except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
                 continue
-            if state.__dict__.get("_merge") is None:
-                from .postwalk import keeps_merges, merge_of_state
-
-                if keeps_merges():
+            if keeps_merges():
+                if not state.merged_per_key:
+                    keep_list_folds(state)
+                elif state.__dict__.get("_merge") is None:
                     state.keep_merge(merge_of_state(state))
+            for use in state.package_mentions.values():
+                warm_package_index(use)
             written.append(state)
     _PRIMED.clear()
     for state in written if _WARM else ():

@@ -332,6 +332,20 @@ def merge_of_state(state) -> Optional[MergeMemo]:
     return merged.memo()
 
 
+def keep_list_folds(state) -> None:
+    """The folds of the lists of a state whose walks keep every path (the pre-commit hook's), with the files of
+    their hazards, as the next merge takes them (_LIST_FOLDS): what a warm process that read the state from
+    disk works out after answering from its result, so that the next edit does not (1.2 s of the hook's first
+    edit answered after a hit; 0.1 s of the next ones)."""
+    folds = {}
+    for _, _, _, result, _ in state.walks:
+        fold = _ListFold(result[0])
+        fold.files()
+        folds[id(result[0])] = fold
+    _LIST_FOLDS.clear()
+    _LIST_FOLDS.update(folds)
+
+
 def drop_set_env_keys(findings: list, program: Program) -> list:
     """Reads of an os.environ key that the program itself sets (and never removes) are not reported: the key
     is present, and Dynamo guards ``.get``/``in`` of a present key.  Decided once the walk is over, from

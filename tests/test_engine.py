@@ -277,6 +277,30 @@ def test_a_warm_process_keeps_a_search_path_packages_index_until_one_of_its_file
     assert changed.tables is not warm.tables and names(changed, b"Base") == ["a", "b"]
 
 
+def test_a_warm_process_builds_what_a_scan_asked_of_a_packages_index_from_the_state(tmp_path, monkeypatch):
+    """What a scan asked of a search-path package's index (the incremental state keeps it: package_index_use)
+    is built by a warm process after answering from a result (warm_package_index): the next scan's index
+    takes those tables and answers as one built from the files."""
+    from compile_lint.program import locator
+
+    monkeypatch.setattr(locator, "_PACKAGE_TABLES", None)
+    files = [(n, tmp_path / f"{n}.py", False) for n in ("a", "b")]
+    files[0][1].write_text("class A(Base):\n    pass\n\nA()\n")
+    files[1][1].write_text("class B(Other):\n    pass\n# hook_me\n")
+    scanned = locator.package_index(files)  # (a scan in a process of its own)
+    want = (scanned.files_with(b"Base", in_bases=True), scanned.files_with(b"A", called=True),
+            scanned.files_with(b"hook_me"))
+    use = locator.package_index_use(scanned)
+    assert use[1:] == (True, True, (b"hook_me",))
+    locator.keep_package_indexes()
+    locator.warm_package_index(use)
+    warmed = locator.package_index(list(use[0]))
+    assert all(t is not None for t in warmed.tables[:2]) and b"hook_me" in warmed.tables[2]
+    warmed._texts = None  # (answers from the tables built while nobody waited, or this would read the files)
+    assert (warmed.files_with(b"Base", in_bases=True), warmed.files_with(b"A", called=True),
+            warmed.files_with(b"hook_me")) == tuple([(m, str(p), k) for m, p, k in got] for got in want)
+
+
 def test_argument_constants_reach_through_locals_and_closures(tmp_path):
     """Expressions are evaluated with only the bound parameters they read (Program._narrowed): reads through
     a local (`impl = kind`) and through a closure (`def go(): return kind`) must still see the constant."""

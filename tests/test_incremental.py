@@ -242,6 +242,48 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     assert edits > 0
 
 
+def test_a_warm_process_that_answered_the_hooks_result_has_each_list_folded_for_the_next_edit(tmp_path, warm,
+                                                                                              monkeypatch):
+    """The pre-commit hook's state (every path kept): a daemon started after it was written folds each walk's
+    list, with the files of its hazards, after answering a scan of the unchanged tree (postwalk._LIST_FOLDS);
+    the next edit's merge takes the folds of the lists it reuses and folds only the others, and its findings
+    and paths are a scan without cache's."""
+    from compile_lint import keptstates, postwalk
+
+    monkeypatch.setattr(postwalk, "_LIST_FOLDS", {})
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    _scan(root, cache, keep_paths_by_hazard=True)
+    warm()
+    keptstates._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
+    postwalk._LIST_FOLDS.clear()
+    assert _scan(root, cache, keep_paths_by_hazard=True).stats["result_cache"] == "hit"
+    state = warm()
+    lists = [walk[3][0] for walk in state.walks]
+    assert len(lists) > 10 and set(postwalk._LIST_FOLDS) == {id(found) for found in lists}
+    assert all(fold.found is found and fold._files is not None
+               for fold, found in zip((postwalk._LIST_FOLDS[id(found)] for found in lists), lists))
+    folded: list = []
+    fold_one = postwalk._ListFold.__init__
+
+    def counting(self, found):
+        folded.append(found)
+        fold_one(self, found)
+
+    monkeypatch.setattr(postwalk._ListFold, "__init__", counting)
+    _edit(root / EDITS[0][0], *EDITS[0][1:])
+    got = _scan(root, cache, keep_paths_by_hazard=True)
+    assert got.stats["result_cache"] == "incremental"
+    assert 0 < len(folded) < len(lists) / 10  # (the lists reused were folded after the hit)
+    want = _scan(root, None, keep_paths_by_hazard=True)
+    assert _findings(got) == _findings(want)
+    assert {k: [(f.region.qualname, f.trace) for f in v] for k, v in got.paths_by_hazard.items()} == \
+        {k: [(f.region.qualname, f.trace) for f in v] for k, v in want.paths_by_hazard.items()}
+    assert got.files_by_hazard == {key: {f.region.path for f in found} | {fr.path for f in found for fr in f.trace}
+                                   for key, found in want.paths_by_hazard.items()}
+
+
 def test_an_edit_no_region_reads_walks_no_region(corpus):
     root, cache = corpus
     # a module of the tree that no compiled region imports
