@@ -14,7 +14,10 @@ in memory between runs (keptstates.keep_states_in_memory) and writes it after it
 - Requests are answered one at a time, in order; the state a request made is written before the next one is
   taken.  The analyzer never imports the scanned code, so one process may serve any project.
 
-The protocol: one request per connection, each way an 8-byte big-endian length and a JSON object.
+The protocol: one request per connection, each way an 8-byte big-endian length and a JSON object; a run's
+answer then carries the command's output as bytes (``stdout_bytes`` of them, in the client's stdout encoding):
+the pre-commit hook's JSON report of a model that reaches 2,602 hazards is 56 MB, and escaping it into the JSON
+answer, decoding it and writing it as text again took 0.6 s of a 2.3 s answer.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-PROTOCOL = 1
+PROTOCOL = 2
 HELP = ("Run in the warm `compile-lint daemon` (started with `compile-lint daemon start`): an edit's incremental "
         "scan without reading or writing its state; in this process if none is running.")
 IDLE_TIMEOUT = 3 * 3600  # seconds without a request before the daemon stops by itself
@@ -93,7 +96,8 @@ def _recv_exactly(conn: socket.socket, n: int) -> Optional[bytes]:
 
 def request(obj, sock: Optional[Path] = None, timeout: Optional[float] = None):
     """The daemon's answer to ``obj``, or None if no daemon listens at ``sock``; TimeoutError if one listens
-    but has not answered within ``timeout`` seconds (it answers one request at a time)."""
+    but has not answered within ``timeout`` seconds (it answers one request at a time).  A run's answer holds
+    its output as bytes (``stdout``)."""
     sock = sock or socket_path()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -103,7 +107,12 @@ def request(obj, sock: Optional[Path] = None, timeout: Optional[float] = None):
         except (FileNotFoundError, ConnectionRefusedError):
             return None
         _send(conn, obj)
-        return _recv(conn)
+        answer = _recv(conn)
+        if isinstance(answer, dict) and "stdout_bytes" in answer:
+            answer["stdout"] = _recv_exactly(conn, int(answer.pop("stdout_bytes")))
+            if answer["stdout"] is None:
+                raise ConnectionResetError("the daemon's answer ended early")
+        return answer
     finally:
         conn.close()
 
@@ -117,7 +126,9 @@ def run_in_daemon(argv: list) -> Optional[int]:
     sock = socket_path()
     try:
         answer = request({"op": "run", "protocol": PROTOCOL, "argv": argv, "cwd": os.getcwd(),
-                          "env": dict(os.environ), "tty": _isatty(sys.stdout)}, sock)
+                          "env": dict(os.environ), "tty": _isatty(sys.stdout),
+                          "encoding": getattr(sys.stdout, "encoding", None) or "utf-8",
+                          "errors": getattr(sys.stdout, "errors", None) or "strict"}, sock)
     except OSError as e:  # the daemon went away while answering
         print(f"compile-lint: the daemon at {sock} failed ({e}; its log: {log_path(sock)}); running here",
               file=sys.stderr)
@@ -127,9 +138,20 @@ def run_in_daemon(argv: list) -> Optional[int]:
             print(f"compile-lint: the daemon at {sock} did not answer (its log: {log_path(sock)}); running here",
                   file=sys.stderr)
         return None
-    sys.stdout.write(answer["stdout"])
+    _write_bytes(sys.stdout, answer["stdout"])
     sys.stderr.write(answer["stderr"])
     return int(answer["rc"])
+
+
+def _write_bytes(stream, data: bytes) -> None:
+    """Write ``data``, text already in ``stream``'s encoding, to it: to its buffer where it has one."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(data.decode(getattr(stream, "encoding", None) or "utf-8", "replace"))
+        return
+    stream.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def _isatty(stream) -> bool:
@@ -174,7 +196,7 @@ def _run_command(req: dict) -> dict:
             except SystemExit as e:
                 code = e.code
     except OSError as e:  # the client's directory is gone
-        return {"rc": 2, "stdout": "", "stderr": f"compile-lint: error: {e}\n"}
+        return {"rc": 2, "stdout": b"", "stderr": f"compile-lint: error: {e}\n"}
     finally:
         sys.argv = argv
         os.environ.clear()
@@ -183,7 +205,11 @@ def _run_command(req: dict) -> dict:
     if isinstance(code, str):
         err.write(code + "\n")
         code = 2
-    return {"rc": code if isinstance(code, int) else 0, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    try:
+        text = out.getvalue().encode(req.get("encoding") or "utf-8", req.get("errors") or "strict")
+    except (LookupError, UnicodeError) as e:  # (what writing it to the client's stdout would have raised)
+        return {"rc": 2, "stdout": b"", "stderr": err.getvalue() + f"compile-lint: error: {e}\n"}
+    return {"rc": code if isinstance(code, int) else 0, "stdout": text, "stderr": err.getvalue()}
 
 
 def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
@@ -251,7 +277,7 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 try:
                     answer = _run_command(req)
                 except BaseException as e:  # noqa: BLE001 - one bad request never takes the daemon down
-                    answer = {"rc": 2, "stdout": "", "stderr": f"compile-lint: internal error in the daemon: "
+                    answer = {"rc": 2, "stdout": b"", "stderr": f"compile-lint: internal error in the daemon: "
                                                                f"{type(e).__name__}: {e}\n"}
                 served += 1
                 end_of_answer()
@@ -276,8 +302,16 @@ def serve(sock: Path, idle_timeout: float = IDLE_TIMEOUT) -> None:
 
 
 def _answer(conn: socket.socket, obj) -> None:
+    """Send ``obj``; a run's answer (its ``stdout``: bytes) as a JSON header and then the output."""
     try:
-        _send(conn, obj)
+        out = obj.get("stdout")
+        if isinstance(out, bytes):
+            head = dict(obj, stdout_bytes=len(out))
+            del head["stdout"]
+            _send(conn, head)
+            conn.sendall(out)
+        else:
+            _send(conn, obj)
     except OSError:
         pass  # the client went away (interrupted, or timed out waiting): the daemon goes on
 

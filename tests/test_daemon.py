@@ -125,3 +125,30 @@ def test_the_result_written_after_the_answer_is_the_scans_not_the_filtered_repor
     assert got == want and len(want) > 1
     doc = json.loads(r.stdout)
     assert doc["stats"]["result_cache"] == "hit" and doc["stats"]["findings"] == len(want)
+
+
+def test_the_daemons_output_is_the_commands_byte_for_byte_in_the_clients_encoding(served, tmp_path):
+    """The answer carries the output as bytes in the client's stdout encoding (lint/daemon.py's protocol): a
+    report naming a non-ASCII file is what the command prints in its own process, in UTF-8 and in Latin-1."""
+    import os
+    import subprocess
+
+    from ecosystem_util import BIN
+
+    root, cache, env = served
+    shutil.copy(root / "c001_subprocess_run_direct.py", root / "cäse_ß.py")
+
+    def run(encoding: str, *extra: str) -> subprocess.CompletedProcess:
+        e = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", PYTHONIOENCODING=encoding,
+                 **env)
+        # (--no-paths: the call paths are drawn with box-drawing characters, which Latin-1 has not)
+        return subprocess.run(["compile-lint", "scan", ".", "--no-environment", "--no-paths", "--cache-dir", str(cache),
+                               *extra],
+                              cwd=root, env=e, capture_output=True, timeout=600)
+
+    run("utf-8")  # (then each run is a result cache hit, in its own process as in the daemon's)
+    for encoding in ("utf-8", "latin-1"):
+        own = run(encoding)
+        assert own.returncode == 1 and "cäse_ß.py".encode(encoding) in own.stdout, own
+        got = run(encoding, "--daemon")
+        assert b"no daemon running" not in got.stderr and (got.returncode, got.stdout) == (1, own.stdout)
