@@ -301,6 +301,38 @@ def test_a_warm_process_builds_what_a_scan_asked_of_a_packages_index_from_the_st
             warmed.files_with(b"hook_me")) == tuple([(m, str(p), k) for m, p, k in got] for got in want)
 
 
+def test_a_warm_process_keeps_a_search_path_packages_listing_until_one_of_its_directories_changes(tmp_path,
+                                                                                                    monkeypatch):
+    import os
+
+    from compile_lint import discover
+    from compile_lint.program import locator
+
+    monkeypatch.setattr(locator, "_PACKAGE_LISTINGS", None)
+    monkeypatch.setattr(locator, "_PACKAGE_TABLES", None)
+    pkg = tmp_path / "sp" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for rel in ("__init__.py", "a.py", "sub/__init__.py", "sub/b.py"):
+        (pkg / rel).write_text("")
+    # (a directory changed in the last RACY_NS is not kept: a coarse clock may not tell a second change)
+    monkeypatch.setattr(discover, "RACY_NS", 0)
+
+    def listing():
+        return [(m, p.relative_to(tmp_path).as_posix(), k)
+                for m, p, k in locator.ModuleLocator({}, [tmp_path / "sp"]).package_files("pkg")]
+
+    cold = listing()
+    assert [m for m, _, _ in cold] == ["pkg", "pkg.a", "pkg.sub", "pkg.sub.b"]
+    locator.keep_package_indexes()
+    assert listing() == cold and str(pkg) in locator._PACKAGE_LISTINGS
+    walk = os.walk
+    monkeypatch.setattr(locator.os, "walk", lambda *a, **k: iter(()))  # (answered from what was kept)
+    assert listing() == cold
+    monkeypatch.setattr(locator.os, "walk", walk)
+    (pkg / "sub" / "c.py").write_text("")  # a new entry: the directory's mtime moved
+    assert [m for m, _, _ in listing()] == ["pkg", "pkg.a", "pkg.sub", "pkg.sub.b", "pkg.sub.c"]
+
+
 def test_argument_constants_reach_through_locals_and_closures(tmp_path):
     """Expressions are evaluated with only the bound parameters they read (Program._narrowed): reads through
     a local (`impl = kind`) and through a closure (`def go(): return kind`) must still see the constant."""
