@@ -380,7 +380,10 @@ def precommit_row(jobs: int, out_dir: Path, verify: bool, daemon_env: Optional[d
     the unchanged tree through it (a hit, after which the daemon reads the state): its findings checked
     against the row in a process of its own."""
     sgl, fi = fetch("sglang", "0.5.23"), fetch("flashinfer-python", "0.7.2.post1")
-    repo = out_dir / "sglang-checkout"
+    # (in one place from run to run, as the site: the reports' fingerprints hold the absolute path, and the
+    # edit is picked by them -- in the run's temporary directory each run edited another function)
+    repo = bench_root() / "precommit" / "sglang-checkout"
+    shutil.rmtree(repo, ignore_errors=True)
     shutil.copytree(sgl / "sglang", repo / "sglang", ignore=_only_py)
     subprocess.run(["git", "init", "-q", str(repo)], check=False)
     cache = out_dir / "precommit-cache"
