@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .contexts import digest
-from .incstate import MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, seeds, tops_in_order
+from .incstate import (MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, in_previous_order, seeds,
+                       tops_in_order)
 from .modulestub import ModuleStub, module_info
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
@@ -434,9 +435,13 @@ class Incremental:
         """IncState.contexts of this scan: what the top units it ran met (their contexts digested), and for the
         others what the previous scan's met.  A top unit run again also keeps the previous scan's contexts of
         its units that were not run again (the nodes' steps taken from it, what they used): a full scan would
-        have met them there.  A replayed walk keeps those its own unit met (a replay does not ask again)."""
+        have met them there.  A replayed walk keeps those its own unit met (a replay does not ask again).
+
+        A top unit run again that met the contexts it met before, those new to the function there the same,
+        keeps the previous scan's order of them (incstate.in_previous_order)."""
         memo: dict = {}
         per: dict = {}  # key -> top unit -> [(digest, unit)]
+        before: dict = {}  # (key, top unit run again) -> the previous scan's contexts of the unit it ran again
         for table in self._context_tables():
             for key, entries in table.log.items():
                 got = per.setdefault((table.name, digest(key, memo)), {})
@@ -463,6 +468,8 @@ class Incremental:
                             (u != top and u not in stale and u not in dead)]
                     if kept:
                         got[new] = kept + got.get(new, [])
+                    if new in got:
+                        before[(k, new)] = evs
         out = {}
         for k, by_top in per.items():
             if by_top.__class__ is tuple:
@@ -472,6 +479,8 @@ class Incremental:
                 continue  # met only by units run again, which no longer met it
             # outside any top unit first (what runs there is run again each scan; stale_units counts it so)
             tops = sorted(by_top, key=lambda top: order.get(top, -1))
+            if before:
+                in_previous_order(k, by_top, tops, before)
             out[k] = tuple((top, tuple(by_top[top])) for top in tops)
         return out
 
@@ -623,3 +632,4 @@ def _portable(act, light: dict):
             target = Func(target.id, target.self_cls, target.flags)
         got = light[id(act)] = replace(act, args=(), kwargs=(), guards=(), target=target)  # acts live on: ids hold
     return got
+

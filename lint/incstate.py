@@ -357,6 +357,32 @@ def first_contexts(entries, cap: int) -> tuple:
     return set(precise), None
 
 
+def in_previous_order(key, by_top: dict, tops: list, before: dict) -> None:
+    """Put the contexts of a function that each top unit run again met (``by_top``: top unit -> [(digest,
+    unit)], ``tops`` in this scan's order) in the order the previous scan met them in that unit (``before``),
+    where the unit met the same contexts new to the function there (not met by an earlier top unit).
+
+    Which contexts come first is decided by the order they are met in; a top unit run again works out in a
+    fresh program what the previous scan had worked out in earlier units (memo entries), and so meets the
+    same contexts in another order.  A full scan of the edited tree, with those earlier units' entries, meets
+    them in the previous scan's order.  Measured on the bench site's leaf edits (session 33): of the six
+    functions whose first contexts the flashinfer_megamoe edit moved, five were met by the unit it ran
+    again -- the region that had reached their cap -- in another order only; the muse_spark edit's 14
+    moved likewise, and it scanned incrementally with a full scan's findings."""
+    seen: set = set()
+    for top in tops:
+        evs = by_top[top]
+        previous = before.get((key, top))
+        if previous is not None:
+            first_at: dict = {}
+            for i, (d, _) in enumerate(previous):
+                first_at.setdefault(d, i)
+            if {d for d, _ in evs} - seen == first_at.keys() - seen:
+                last = len(first_at)  # (one not met here before was met by an earlier unit: it counts for nothing)
+                evs.sort(key=lambda e: first_at.get(e[0], last))
+        seen.update(d for d, _ in evs)
+
+
 def tops_in_order(entries: tuple, order: dict) -> bool:
     """Whether every top unit of a context cap's ``entries`` (IncState.contexts) is one ``order`` places (a
     top unit this scan reused whole), in the order they are in."""

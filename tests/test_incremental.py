@@ -925,6 +925,38 @@ def test_a_context_met_before_the_cap_by_a_region_that_did_not_meet_it_plans_aga
     assert _findings(got) != _findings(first)  # the edit moved f's cap: g15's hazard is no longer certain
 
 
+def test_a_top_unit_run_again_that_met_the_same_new_contexts_keeps_their_previous_order():
+    """Which contexts of a function are first goes by the order they are met in; a top unit run again in a
+    fresh program meets them in another order (it works out what earlier units had worked out).  Where it met
+    the same contexts new to the function there (an extra one that an earlier unit met counts for nothing),
+    the contexts table takes the previous scan's order -- the first contexts are then the previous scan's,
+    nothing moved; where a context is new, or no longer met, the order is this scan's."""
+    from compile_lint.incstate import first_contexts, in_previous_order
+
+    key, cap = ("call", 7), 4
+    earlier, rerun = 10, 20  # top units in scan order: one reused whole, one run again
+    before = {(key, rerun): [(3, 5), (4, 5), (1, 6), (5, 6), (6, 6)]}  # the previous scan's, in its order
+
+    def table(rerun_met: list) -> tuple:
+        by_top = {earlier: [(1, 2), (2, 2)], rerun: list(rerun_met)}
+        in_previous_order(key, by_top, [earlier, rerun], before)
+        return by_top[rerun], first_contexts([(t, by_top[t]) for t in (earlier, rerun)], cap)
+
+    previous = first_contexts([(earlier, [(1, 2), (2, 2)]), (rerun, before[(key, rerun)])], cap)
+    assert previous == ({1, 2, 3, 4}, rerun)
+    # the same contexts in another order, and 2 (met by the earlier unit, not here before) met here too: the
+    # previous order, 2 after
+    got, first = table([(6, 8), (5, 8), (2, 8), (1, 8), (4, 9), (3, 9)])
+    assert [d for d, _ in got] == [3, 4, 1, 5, 6, 2] and first == previous
+    assert [u for d, u in got if d == 6] == [8]  # (each context keeps the unit that met it in this scan)
+    # without it, 6 and 5 would be first: the cap moved
+    assert first_contexts([(earlier, [(1, 2), (2, 2)]), (rerun, [(6, 8), (5, 8), (4, 9), (3, 9)])], cap)[0] != \
+        previous[0]
+    # a context the previous scan did not meet there, or one no longer met: this scan's order
+    assert [d for d, _ in table([(7, 8), (4, 9), (3, 9), (5, 8), (6, 8)])[0]] == [7, 4, 3, 5, 6]
+    assert [d for d, _ in table([(6, 8), (4, 9), (3, 9)])[0]] == [6, 4, 3]
+
+
 def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path):
     """Early cut-off by parts of a function (tracking.FUNCTION_PARTS): every region reads the value a helper
     returns (a module-level constant computed by calling it), none walks into it.  An edit of its body that
