@@ -632,4 +632,3 @@ def _portable(act, light: dict):
             target = Func(target.id, target.self_cls, target.flags)
         got = light[id(act)] = replace(act, args=(), kwargs=(), guards=(), target=target)  # acts live on: ids hold
     return got
-

@@ -365,7 +365,8 @@ def in_previous_order(key, by_top: dict, tops: list, before: dict) -> None:
     Which contexts come first is decided by the order they are met in; a top unit run again works out in a
     fresh program what the previous scan had worked out in earlier units (memo entries), and so meets the
     same contexts in another order.  A full scan of the edited tree, with those earlier units' entries, meets
-    them in the previous scan's order.  Measured on the bench site's leaf edits (session 33): of the six
+    them in the previous scan's order where the edit changed nothing they are worked out from (a context new
+    or no longer met says it did: this scan's order then, and the caps' checks as before).  Measured on the bench site's leaf edits (session 33): of the six
     functions whose first contexts the flashinfer_megamoe edit moved, five were met by the unit it ran
     again -- the region that had reached their cap -- in another order only; the muse_spark edit's 14
     moved likewise, and it scanned incrementally with a full scan's findings."""
