@@ -451,10 +451,20 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         steps = self._steps_memo.get(key)
         if steps is not None:
             return steps
+        acts = tuple(a for a in self.actions(node.fid, node.self_cls, node.consts)
+                     if a.kind not in ("stop", "unresolved"))
+        steps = self._steps_of(node, predicates, variant, acts)
+        self._steps_memo[key] = steps
+        return steps
+
+    def _steps_of(self, node: Node, predicates: dict, variant: tuple, acts: tuple) -> list:
+        """_steps of the node's actions ``acts``: given, not looked up -- an incremental scan
+        (lint/tracking.py) runs this in a unit of its own, so that what it works out in the node's scope (its
+        guards, the arguments it passes) does not depend on the function's actions, which read its whole
+        body: a line added to the body makes the node's steps stale, not every call whose arguments were
+        first evaluated here."""
         steps = []
-        for act in self.actions(node.fid, node.self_cls, node.consts):
-            if act.kind in ("stop", "unresolved"):
-                continue
+        for act in acts:
             conds = self._undecided(act, node, predicates)
             if conds is None:
                 continue
@@ -468,7 +478,6 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
                           for child in self._enter(act, node, fullgraph=variant[1])]
                 continue
             steps.append((_HAZARD, None, act, conds))
-        self._steps_memo[key] = steps
         return steps
 
     def _enter(self, act: Action, node: Node, fullgraph: bool) -> list:

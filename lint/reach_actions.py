@@ -130,23 +130,34 @@ class ActionsMixin:
         out: list = []
         if f is not None:
             scope = self.scope_of(fid, self_cls, consts)
-            for site in f.calls:
-                self.stats.sites.add((fid, site.line, site.col))
-                out += self._call_actions(site, scope)
-            for a in f.attrs:
-                out += self._attr_actions(a, scope)
-            for eff in f.effects:
-                out += self._effect_actions(eff, scope)
-            out += self._branch_actions(f, scope)
+            out = self._body_actions(fid, scope, f.calls, f.attrs, f.effects, f.return_guards)
         self._actions[key] = out
         return out
 
-    def _branch_actions(self, f, scope: Scope) -> list:
+    def _body_actions(self, fid: str, scope: Scope, calls: tuple, attrs: tuple, effects: tuple,
+                      return_guards: tuple) -> list:
+        """What the function's calls, attribute reads, effects and branches do, its body's parts given: they
+        are read by ``actions`` -- an incremental scan (lint/tracking.py) runs this in a unit of its own, so
+        that the values it works out in the function's scope (a local, an argument) do not depend on the
+        body's other lines: a line added to the body makes the function's actions stale, not every call
+        whose arguments were first evaluated here."""
+        out: list = []
+        for site in calls:
+            self.stats.sites.add((fid, site.line, site.col))
+            out += self._call_actions(site, scope)
+        for a in attrs:
+            out += self._attr_actions(a, scope)
+        for eff in effects:
+            out += self._effect_actions(eff, scope)
+        out += self._branch_actions((*calls, *attrs, *effects), return_guards, scope)
+        return out
+
+    def _branch_actions(self, items: tuple, return_guards: tuple, scope: Scope) -> list:
         """CL119: each branch of the function whose test is a tensor's value (``if amax == 0:``).  A branch is
-        seen through the guards of the code it holds (calls, attribute reads, effects, returns); its own
-        enclosing branches are its guards."""
+        seen through the guards of the code it holds (calls, attribute reads, effects: ``items``; returns);
+        its own enclosing branches are its guards."""
         out, seen = [], set()
-        held = [getattr(item, "guards", ()) for item in (*f.calls, *f.attrs, *f.effects)] + list(f.return_guards)
+        held = [getattr(item, "guards", ()) for item in items] + list(return_guards)
         for guards in held:
             for i, g in enumerate(guards):
                 key = (g.line, g.cond)

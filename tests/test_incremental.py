@@ -1030,6 +1030,34 @@ def test_a_call_added_beside_a_construction_leaves_what_its_readers_read(tmp_pat
     assert not any(f.rule == "CL101" for f in got.findings)
 
 
+def test_a_line_added_to_a_method_leaves_what_its_calls_gave_to_the_regions_that_read_them(tmp_path):
+    """What a function's actions and a node's steps work out in its scope (the value of a local passed as an
+    argument) is tagged with units of their own (tracking.track_reach), not with the units that read the
+    whole body: one region walks ``K.forward``, the other reads only what it returns (a module-level
+    constant, through ``cfg(n)``).  A line added to ``forward`` walks the first again, not the second (the
+    bench site's muse_spark leaf: 13,816 units stale, 116 so); a changed local walks both."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/k.py": "import os\nimport torch\n\n\ndef cfg(n):\n    return n * 2\n\n\nclass K(torch.nn.Module):\n"
+                    "    def forward(self, x):\n        n = 4\n        c = cfg(n)\n        return x * c\n\n\n"
+                    "@torch.compile(fullgraph=True)\ndef r1(x):\n    return K()(x)\n",
+        # (after k.py in the scan's order: its walk hits the values r1's walk worked out in forward's scope)
+        "pkg/z.py": "import subprocess\nimport torch\nfrom pkg.k import K\n\nN = K().forward(1)\n\n\n"
+                    "@torch.compile(fullgraph=True)\ndef r2(x):\n    if N > 3:\n        subprocess.run(['x'])\n"
+                    "    return x\n",
+    }
+    root, cache, first = _project(tmp_path, files)
+    assert [(f.rule, f.severity) for f in first.findings] == [("CL101", "error")]  # N is 8
+    _edit(root / "pkg/k.py", "        n = 4", "        _e = os.environ.get('E'); n = 4")  # no line moves
+    got = _check(root, cache)
+    assert got.stats["result_cache"] == "incremental"
+    assert got.stats["incremental"]["regions_walked"] == 1 and got.stats["incremental"]["regions_reused"] == 1
+    _edit(root / "pkg/k.py", "n = 4", "n = 1")  # N is 2: r2's subprocess call never runs
+    got = _check(root, cache)
+    assert got.stats["incremental"]["regions_walked"] == 2
+    assert not any(f.rule == "CL101" for f in got.findings)
+
+
 def test_a_hook_registration_added_to_a_reached_function_is_walked(tmp_path):
     """Whether a function registers a module hook is asked of every node a walk reaches, and answered once per
     function (Reach._registers_hooks, a unit of its own): the region walked again after the registration is
