@@ -263,8 +263,12 @@ def write_kept_states() -> list:
                 warm_package_index(use)
             written.append(state)
     _PRIMED.clear()
-    for state in written if _WARM else ():
-        state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
-        state.module_readers()  # (and what its stand-ins follow from)
-        state.readers()  # (and which units read each item: the plan's stale units)
+    if _WARM:
+        from .reach_replay_indexed import index_walk_logs
+
+        for state in written:
+            state.users()  # (what the next edit's plan asks first: worked out now, while nobody waits)
+            state.module_readers()  # (and what its stand-ins follow from)
+            state.readers()  # (and which units read each item: the plan's stale units)
+            index_walk_logs(state.walks)  # (and where each log's visits are: its replays)
     return problems

@@ -220,8 +220,8 @@ def test_a_warm_process_answers_each_same_line_edit_as_a_scan_without_cache(tmp_
 
 def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm):
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
-    result cache hit), with its readers and its merge: the next edit's merge folds against that merge, and
-    the findings are a scan without cache's."""
+    result cache hit), with its readers, its merge and its walk logs' indexes: the next edit's merge folds
+    against that merge, its replays go from those indexes, and the findings are a scan without cache's."""
     from compile_lint import keptstates
 
     root = tmp_path / "nn_tree"
@@ -233,13 +233,17 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     assert _scan(root, cache).stats["result_cache"] == "hit"
     state = warm()
     assert state.__dict__.get("_merge") is not None and state.readers(build=False) is not None
-    edits = 0
+    logs = [log for *_, walk_logs in state.walks for log in walk_logs]
+    assert logs and all(log.index is not None for log in logs)
+    edits = replayed = 0
     for _ in _each_same_line_edit(root, 2):
         got = _scan(root, cache)
         assert _findings(got) == _findings(_scan(root, None))
         edits += got.stats["result_cache"] == "incremental" and state.__dict__.get("_merge") is None
+        replayed += got.stats.get("incremental", {}).get("replays_indexed", 0)
         state = warm()
-    assert edits > 0
+        assert all(log.index is not None for *_, walk_logs in state.walks for log in walk_logs)
+    assert edits > 0 and replayed > 0
 
 
 def test_a_warm_process_that_answered_the_hooks_result_has_each_list_folded_for_the_next_edit(tmp_path, warm,
