@@ -54,6 +54,11 @@ class IncState:
     # hook's, every path kept): a warm process may merge them again for the next edit (postwalk.merge_of_state)
     merged_per_key: bool = False
 
+    def header(self) -> tuple:
+        """What an edit that changed no summary (a comment) asks of the state: (checks, candidates).  Pickled
+        on its own at the head of the state's file, and read alone there (keptstates.read_state_header)."""
+        return self.checks, self.candidates
+
     def users(self) -> dict:
         """unit -> the units that used it (``uses`` reversed).  Kept on the object, not pickled: a warm process
         works it out after answering (keptstates.write_kept_states), not in the next edit's plan (a seventh of
@@ -327,6 +332,8 @@ def stale_units(state: IncState, items: set, recount=frozenset()) -> set:
 
     ``recount``: units that met a context whose precision a moved context cap changes (Plan.reseeding): they
     are stale too."""
+    if not items and not recount:
+        return set()  # (the users are some 1.4 million units' worth of work: 0.9 s of a comment edit)
     users = state.users()
     ids = {state.items[it] for it in items if it in state.items}
     readers = state.readers(build=False)

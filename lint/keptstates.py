@@ -128,10 +128,29 @@ def read_state(path: Path):
         retire(_KEPT_STATES.pop(str(path)))  # another process wrote the file since
     with open(path, "rb") as fh, _no_gc():
         signature = _signature(os.fstat(fh.fileno()))
+        resultcache._ResultUnpickler(fh).load()  # (its header: read_state_header)
         state = resultcache._ResultUnpickler(fh).load()
     if _KEPT_STATES is not None:
         _keep(str(path), signature, state)
     return state
+
+
+def read_state_header(path: Path) -> tuple:
+    """What an edit that changed no summary asks of the state at ``path`` (IncState.header): the state this
+    process keeps, or the small pickle at the head of its file, not the state (some 270 MB on the bench site,
+    3.6 s of a comment edit's 5 s)."""
+    kept = _KEPT_STATES.get(str(path)) if _KEPT_STATES is not None else None
+    if kept is not None and not kept[1].spent:
+        if kept[0] is None:
+            return kept[1].header()  # (made by this process, not written yet)
+        with contextlib.suppress(OSError):
+            if _signature(os.stat(path)) == kept[0]:
+                return kept[1].header()
+    with open(path, "rb") as fh, _no_gc():
+        header = resultcache._ResultUnpickler(fh).load()
+    if not (isinstance(header, tuple) and len(header) == 2 and isinstance(header[0], dict)):
+        raise ValueError("not a state header")
+    return header
 
 
 def forget_state(path: Path) -> None:
@@ -204,7 +223,7 @@ def _write_kept_state(key: str) -> Optional[str]:
     if kept[0] is not None:
         return None
     try:
-        resultcache._pickle_to(Path(key), kept[1])
+        resultcache._pickle_to(Path(key), kept[1].header(), kept[1])
         _KEPT_STATES[key] = (_signature(os.stat(key)), kept[1])
     except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
         del _KEPT_STATES[key]

@@ -232,18 +232,30 @@ class ResultCache:
         if edited:
             self.incremental = self._plan(manifest, edited, touched)
             return None
-        if touched:
-            plan = self._plan(manifest, [], touched)
-            if plan is None or plan[1].stale or plan[1].changed_items:
-                self.incremental = plan
-                return None
-            was = dict(plan[0].candidates)
-            for path, rec, _, _, data in touched:
-                if candidacy is not None and candidacy(data) != (rec.module in was, was.get(rec.module, False)):
-                    self.incremental = plan  # (the engine sees the candidates changed: a full scan)
-                    return None
+        if touched and not self._touched_unchanged(manifest, touched, candidacy):
+            self.incremental = self._plan(manifest, [], touched)
+            return None
         self._changed = changed
         return _HIT
+
+    def _touched_unchanged(self, manifest: Manifest, touched: list, candidacy) -> bool:
+        """Whether files whose summaries are unchanged (a comment edited) leave every answer the state's checks
+        recorded (which files mention a name, which names a module's imports bind) and which files are
+        candidates: then the result stands.  Asked of the state's header alone (keptstates.read_state_header);
+        anything else is for the plan (_plan), which reads the state."""
+        from .incstate import stale_checks
+
+        if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+            return False
+        try:
+            checks, candidates = keptstates.read_state_header(self.path.parent / manifest.state)
+        except Exception:  # noqa: BLE001 - gone, corrupt or planted: the plan finds out and says so
+            return False
+        if stale_checks(checks, {path: (rec.module, data) for path, rec, _, _, data in touched}):
+            return False
+        was = dict(candidates)
+        return candidacy is None or all(candidacy(data) == (rec.module in was, was.get(rec.module, False))
+                                        for path, rec, _, _, data in touched)
 
     def _plan(self, manifest: Manifest, edited: list, touched: list = ()):
         """(previous IncState, Plan) for these edits, or None (then a full scan)."""
@@ -349,7 +361,7 @@ class ResultCache:
             keptstates._keep(str(path), None, obj)
             return True
         try:
-            _pickle_to(path, obj)
+            _pickle_to(path, obj.header(), obj)
         except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
             self.problems.append((str(path), f"cannot write incremental state: {e}"))
             return False

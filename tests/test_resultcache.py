@@ -170,13 +170,16 @@ def test_a_state_that_cannot_be_written_leaves_no_file_behind(tmp_path):
     from compile_lint.resultcache import ResultCache
 
     class Breaks:
+        def header(self):  # (IncState.header: pickled first)
+            return {}, tuple(range(100_000))
+
         def __reduce__(self):
             raise RuntimeError("not picklable here")
 
     rc = ResultCache.__new__(ResultCache)
     rc.problems = []
     target = tmp_path / "results" / "entry.inc"
-    rc._write_blob(target, [list(range(100_000)), Breaks()])  # the failure after the first frames were written
+    rc._write_blob(target, Breaks())  # the failure after the header's frames were written
     assert not target.exists() and list((tmp_path / "results").iterdir()) == []
     assert rc.problems and "cannot write incremental state" in rc.problems[0][1]
 
