@@ -249,11 +249,11 @@ class ResultCache:
             return False
         try:
             checks, candidates = keptstates.read_state_header(self.path.parent / manifest.state)
+            if stale_checks(checks, {path: (rec.module, data) for path, rec, _, _, data in touched}):
+                return False
+            was = dict(candidates)
         except Exception:  # noqa: BLE001 - gone, corrupt or planted: the plan finds out and says so
             return False
-        if stale_checks(checks, {path: (rec.module, data) for path, rec, _, _, data in touched}):
-            return False
-        was = dict(candidates)
         return candidacy is None or all(candidacy(data) == (rec.module in was, was.get(rec.module, False))
                                         for path, rec, _, _, data in touched)
 

@@ -419,3 +419,22 @@ def test_a_hit_in_a_process_of_its_own_writes_the_findings_texts_kept_with_the_e
     # another working directory writes other relative paths: encoded again
     elsewhere = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_behind_env(), cwd=tmp_path)
     assert json.loads(elsewhere.stdout)["findings"][0]["message"] != "kept text"
+
+
+def test_a_state_whose_header_is_planted_is_a_scan_not_a_traceback(project, tmp_path):
+    """The header at the head of a state's file (IncState.header) is read alone after a comment edit: one that
+    is not a state's (planted, corrupt) makes the state be read, and that one's problem said -- never a
+    traceback, never a hit."""
+    import pickle
+
+    cache = tmp_path / "cache"
+    first = _scan(project, cache)
+    (state,) = (cache / "results").glob("*.inc")
+    state.write_bytes(pickle.dumps(({}, frozenset({1, 2, 3}))) + b"\x80\x04not a pickle")
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# a comment\n")
+    _bump_mtime(helpers)
+    again = _scan(project, cache)
+    assert again.stats["result_cache"] == "miss"
+    assert any("corrupt incremental state" in why for _, why in again.problems)
+    assert _facts(again) == _facts(first)
