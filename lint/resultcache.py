@@ -238,6 +238,12 @@ class ResultCache:
         self._changed = changed
         return _HIT
 
+    def _state_path(self, manifest: Manifest) -> Optional[Path]:
+        """The incremental state the result names, beside it (a name with a directory in it is planted)."""
+        if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+            return None
+        return self.path.parent / manifest.state
+
     def _touched_unchanged(self, manifest: Manifest, touched: list, candidacy) -> bool:
         """Whether files whose summaries are unchanged (a comment edited) leave every answer the state's checks
         recorded (which files mention a name, which names a module's imports bind) and which files are
@@ -245,10 +251,11 @@ class ResultCache:
         anything else is for the plan (_plan), which reads the state."""
         from .incstate import stale_checks
 
-        if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+        state_path = self._state_path(manifest)
+        if state_path is None:
             return False
         try:
-            checks, candidates = keptstates.read_state_header(self.path.parent / manifest.state)
+            checks, candidates = keptstates.read_state_header(state_path)
             if stale_checks(checks, {path: (rec.module, data) for path, rec, _, _, data in touched}):
                 return False
             was = dict(candidates)
@@ -261,10 +268,10 @@ class ResultCache:
         """(previous IncState, Plan) for these edits, or None (then a full scan)."""
         from .incstate import Plan, changed_items, stale_checks, stale_units
 
-        if not manifest.state or "/" in manifest.state or "\\" in manifest.state:
+        path = self._state_path(manifest)
+        if path is None:
             self.miss = "no incremental state beside the result (a scan without --incremental made it)"
             return None
-        path = self.path.parent / manifest.state
         try:
             state = keptstates.read_state(path)
         except FileNotFoundError:
