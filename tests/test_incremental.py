@@ -1148,6 +1148,30 @@ def test_the_state_holds_one_object_per_value_of_the_walk_logs(tmp_path):
     assert len({id(e) for e in changes}) == len(set(changes))
 
 
+def test_a_closed_unit_keeps_its_reads_as_item_ids_one_tuple_per_value():
+    """Each read makes its item anew (``("fl", "module:qualname", name)``); a unit that closes keeps the
+    items' ids in the table that becomes the state's (IncState.items), and units that read and used the same
+    keep one tuple (the bench site's 1.4 M units held 5.9 M item tuples at the walks' end, kept as items)."""
+    from compile_lint.tracking import ROOT, Tracker
+
+    previous = {("f", "m", "old"): 0}  # an incremental scan's table: the previous state's, grown in place
+    t = Tracker(first_id=7, item_ids=previous)
+    units = []
+    for _ in range(2):
+        units.append(t.open())
+        t.cur_reads.add(("f", "m", "g"))
+        t.cur_reads.add(("fl", "m:g", "x"))
+        t.cur_reads.add(("f", "m", "old"))
+        t.cur_uses.add(ROOT)
+        t.close()
+    a, b = (t.reads[u] for u in units)
+    assert t.item_ids is previous and set(previous.values()) == set(range(len(previous)))
+    assert all(type(i) is int for i in a)
+    assert {it for it, i in previous.items() if i in a} == {("f", "m", "g"), ("fl", "m:g", "x"), ("f", "m", "old")}
+    assert previous[("f", "m", "old")] == 0  # the previous scan's ids stay
+    assert a is b and t.uses[units[0]] is t.uses[units[1]]
+
+
 @st.composite
 def _unit_graphs(draw):
     """A state's units and what each used: every unit lies below a root (a top unit, or one run outside any:
