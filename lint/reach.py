@@ -374,9 +374,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         caller's.  (A method that changes the attribute between the test and the call would make this wrong:
         the walk does not follow stores; the guard is taken as the state the callee starts in.)"""
         if child.self_cls is None or child.self_cls != node.self_cls or not self._is_self_call(node, act):
-            return frozenset()
+            return _NO_FACTS
         own = {fact for fact in self._self_facts(node, conds) if fact[0] is not None}
-        return frozenset(known or ()) | own
+        # (``frozenset() | set()`` is a new empty set: a tracked scan's walk logs held a million of them)
+        return frozenset(known or ()) | own or _NO_FACTS
 
     def _is_self_call(self, node: Node, act: Action) -> bool:
         """The call at ``act`` is ``self.method(...)`` on the method's own first parameter."""
@@ -560,6 +561,9 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
                 res = ()
         self._const_memo[key] = res
         return res
+
+
+_NO_FACTS = frozenset()  # what a callee may assume of its ``self`` where nothing is known: one object
 
 
 def _breaks_at_disable(fv: Func, node: Node) -> bool:
