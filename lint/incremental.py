@@ -291,15 +291,15 @@ class Incremental:
         reads, uses = {}, {}
         # one tuple per value (1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K), as the tracker
         # keeps its closed units' (a replayed walk's are joined with the logged walk's)
-        one = self.t._tuples
+        one = self.t.one
         for u, r in self.t.reads.items():
             used = self.t.uses[u]
             if u == ROOT or not (r or used):
                 continue  # a unit that read nothing and used nothing is never stale
             if u in self._replay_reads:  # ids of the same table (it starts as the previous scan's)
                 r = tuple(set(r).union(self._replay_reads[u]))
-            reads[u] = one.setdefault(r, r)
-            uses[u] = one.setdefault(used, used)
+            reads[u] = one(r)
+            uses[u] = one(used)
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
         dead: set = set()
