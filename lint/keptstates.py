@@ -18,6 +18,7 @@ from typing import Optional
 
 from . import resultcache
 from .cache import _no_gc
+from .incstate import built
 
 _KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
 _WARM = False  # a process that answers scan after scan (the daemon), not one that writes behind (defer_writes)
@@ -152,7 +153,7 @@ def _kept_state(path: Path):
         del _KEPT_STATES[key]
         return None
     if signature is None:
-        return state  # made by this process, not written yet
+        return built(state)  # made by this process, not written yet
     with contextlib.suppress(OSError):
         if _signature(os.stat(path)) == signature:
             return state
@@ -230,8 +231,9 @@ def _write_kept_state(key: str) -> Optional[str]:
     if kept[0] is not None:
         return None
     try:
-        resultcache._pickle_to(Path(key), kept[1].header(), kept[1])
-        _KEPT_STATES[key] = (_signature(os.stat(key)), kept[1])
+        state = built(kept[1])  # (a full scan's: built now, after the answer)
+        resultcache._pickle_to(Path(key), state.header(), state)
+        _KEPT_STATES[key] = (_signature(os.stat(key)), state)
     except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
         del _KEPT_STATES[key]
         return f"cannot write incremental state: {e}"
@@ -248,12 +250,12 @@ def write_kept_states() -> list:
     _RETIRED.clear()
     problems = []
     written = []
-    for key, (signature, state) in list((_KEPT_STATES or {}).items()):
+    for key, (signature, _) in list((_KEPT_STATES or {}).items()):
         if signature is not None:
             continue
         problem = _write_kept_state(key)
         if problem is None:
-            written.append(state)
+            written.append(_KEPT_STATES[key][1])
         else:
             problems.append((key, problem))
     from .report import texts_of

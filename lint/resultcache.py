@@ -31,6 +31,7 @@ from typing import Optional
 
 from . import keptstates
 from .cache import CACHE_TAG, SummaryCache, _no_gc, file_stat
+from .incstate import built
 from .index import decode_source, index_source
 
 RESULT_FORMAT = 3  # 2: ScanResult carries coverage and scanned_files; 3: the manifest and the result pickled apart
@@ -368,6 +369,7 @@ class ResultCache:
             keptstates._keep(str(path), None, obj)
             return True
         try:
+            obj = built(obj)
             _pickle_to(path, obj.header(), obj)
         except Exception as e:  # noqa: BLE001 - only not kept: the next edit is a full scan
             self.problems.append((str(path), f"cannot write incremental state: {e}"))

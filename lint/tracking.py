@@ -71,6 +71,7 @@ class Tracker:
         # findings of the hazards an edit did not touch (reach_replay._KeepingReplay) takes them as they were
         # (not asked again) and keeps using these units
         self.hook_units: set = set()
+        self.detached = False  # past the walks' end (detach)
 
     def open(self) -> int:
         uid = self.next_id
@@ -148,6 +149,31 @@ class Tracker:
             return uid, fn(*args, **kwargs)
         finally:
             self.close()
+
+    def detach(self) -> None:
+        """The walks' end: what runs after it (the post-walk steps: suppressions, coverage, cache notes) is no
+        unit's and adds nothing the state keeps -- no unit, no read or use of the root, no module loaded, no
+        check, no context met --, so that the state may be built later, after the answer
+        (incstate.PendingState), as it stood here.  A unit asked for runs its function plainly; what is read
+        goes into sets nobody keeps."""
+        assert self.cur == ROOT, "detached inside a unit"
+        self.detached = True
+        self.cur_reads, self.cur_uses = set(), set()
+        self.frame = _plain_frame
+        self.run = _plain_run
+        self.open = self.close = _no_unit
+
+
+def _plain_frame(fn, *args):
+    return fn(*args)
+
+
+def _plain_run(fn, *args, **kwargs):
+    return ROOT, fn(*args, **kwargs)
+
+
+def _no_unit() -> int:
+    return ROOT
 
 
 class _UnitTable(dict):
@@ -283,12 +309,13 @@ class TrackedContextCaps(ContextCaps):
     def admit(self, key, context) -> bool:
         t = self.t
         t.made += 1  # a unit that met a context is kept (IncState.contexts names it)
-        entries = self.log.get(key)
-        if entries is None:
-            entries = self.log[key] = []
-        if not entries or entries[-1][0] != t.top:
-            entries.append((t.top, []))
-        entries[-1][1].append((context, t.cur))
+        if not t.detached:
+            entries = self.log.get(key)
+            if entries is None:
+                entries = self.log[key] = []
+            if not entries or entries[-1][0] != t.top:
+                entries.append((t.top, []))
+            entries[-1][1].append((context, t.cur))
         if not self.seeds:
             return ContextCaps.admit(self, key, context)
         seed = self.keyinfo.get(key, _MISS)
@@ -473,7 +500,8 @@ def track_program(tracker: Tracker, program, seeds: Optional[dict] = None) -> No
         m = modules.get(name, _MISS)
         if m is _MISS:
             m = plain_module(name)
-            tracker.loaded.append(name)
+            if not tracker.detached:
+                tracker.loaded.append(name)
             if m is not None:
                 _wrap_summary(tracker, m)
         return m
@@ -553,10 +581,11 @@ class _MentionIndexes(dict):
 
         def files_with(needle: bytes, in_bases: bool = False, called: bool = False):
             ans = plain(needle, in_bases, called)
-            item = ("q", needle, in_bases, called)
-            t.cur_reads.add(item)
-            got = t.checks.setdefault(item, set())
-            got.update(str(p) for _, p, _ in ans)
+            if not t.detached:
+                item = ("q", needle, in_bases, called)
+                t.cur_reads.add(item)
+                got = t.checks.setdefault(item, set())
+                got.update(str(p) for _, p, _ in ans)
             return ans
 
         index.files_with = files_with
@@ -584,7 +613,8 @@ class _Rebound(dict):
 
     def __setitem__(self, k, v):
         self.t.cur_reads.add(("t", k))
-        self.t.checks[("t", k)] = frozenset(v)
+        if not self.t.detached:
+            self.t.checks[("t", k)] = frozenset(v)
         dict.__setitem__(self, k, v)
 
 

@@ -1172,6 +1172,62 @@ def test_a_closed_unit_keeps_its_reads_as_item_ids_one_tuple_per_value():
     assert a is b and t.uses[units[0]] is t.uses[units[1]]
 
 
+def _state_fields(st) -> dict:
+    """What the post-walk steps could add to a state: units and their reads, the root's reads and uses, loads,
+    checks, contexts met."""
+    return {"reads": dict(st.reads), "uses": dict(st.uses), "checks": dict(st.checks), "loaded": list(st.loaded),
+            "modinfo": sorted(st.modinfo), "root_modules": st.root_modules, "roots": st.roots,
+            "contexts": dict(st.contexts), "items": dict(st.items), "next_id": st.next_id}
+
+
+def test_a_full_scans_state_built_after_its_answer_is_the_one_its_walks_left(tmp_path, monkeypatch):
+    """A full scan's state is built when it is written (incstate.PendingState: by the child writing behind
+    the command, after the answer), once the post-walk steps have run on the tracked program -- they read
+    modules outside any unit, whose reads the root's would carry.  The tracker, detached at the walks' end
+    (Tracker.detach), keeps them out: the state written is the one built at the walks' end."""
+    from compile_lint import engine, keptstates
+    from compile_lint.incstate import PendingState
+
+    at_walks_end = []
+
+    class BuiltTwice(PendingState):
+        def __init__(self, build):
+            super().__init__(build)
+            at_walks_end.append(_state_fields(build()))
+
+    monkeypatch.setattr(engine, "PendingState", BuiltTwice)
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    cache = tmp_path / "cache"
+    assert _scan(root, cache).stats["result_cache"] == "miss" and len(at_walks_end) == 1
+    (state,) = (cache / "results").glob("*.inc")
+    assert _state_fields(keptstates.read_state(state)) == at_walks_end[0]
+
+
+def test_a_detached_tracker_makes_no_unit_and_keeps_no_read():
+    """After Tracker.detach, a unit asked for runs its function plainly, and what is read, used, loaded or
+    met goes nowhere the state looks."""
+    from compile_lint.contexts import ContextCaps
+    from compile_lint.tracking import ROOT, TrackedContextCaps, TrackedMemo, Tracker
+
+    t = Tracker()
+    memo = TrackedMemo(t)
+    caps = TrackedContextCaps(t, "call", 2)
+    uid = t.open()
+    memo["k"] = 1
+    caps.admit("f", ("ctx", 1))
+    t.close()
+    root_reads, root_uses, units = set(t.reads[ROOT]), set(t.uses[ROOT]), dict(t.reads)
+    log = {k: [(top, list(evs)) for top, evs in v] for k, v in caps.log.items()}
+    t.detach()
+    assert t.frame(lambda x: x + 1, 1) == 2 and t.run(lambda: "r") == (ROOT, "r")
+    t.cur_reads.add(("m", "late"))
+    assert memo["k"] == 1  # (a use of the unit that made it, by nobody)
+    assert caps.admit("f", ("ctx", 2)) == ContextCaps(2).admit("f", ("ctx", 2))
+    assert t.reads[ROOT] == root_reads and t.uses[ROOT] == root_uses and dict(t.reads) == units
+    assert {k: [(top, list(evs)) for top, evs in v] for k, v in caps.log.items()} == log and uid in units
+
+
 @st.composite
 def _unit_graphs(draw):
     """A state's units and what each used: every unit lies below a root (a top unit, or one run outside any:
