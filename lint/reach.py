@@ -114,6 +114,9 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         # (path, line, qualname, end) -> the Frame: equal frames are one object (_frame); a value, not a memo --
         # the reads that give the key are made at each call
         self._frames_interned: dict = {}
+        # the nodes the steps name, one object per value (_enter): the walk's tables are keyed by node, and
+        # a node reached from another caller was an equal object, compared field by field at each lookup
+        self._nodes_interned: dict = {}
         # an incremental scan's walk logs (lint/reach_replay.py): where each walk appends its own, the previous
         # scan's to replay, and how a node's steps changed since they were logged
         self.walk_logs: Optional[list] = None
@@ -502,9 +505,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
                 mode = "trace"
         loader = node.loader or (fv.id if "cached" in fv.flags else None)
         consts = self._const_args(act, node, fv)
+        one = self._nodes_interned
         children = [Node(fv.id, fv.self_cls or self._self_passed(act, node, fv), mode, loader, consts)]
         children += [Node(w, self._wrapper_self(w, fv), mode, loader) for w in fv.wrappers]
-        return children
+        return [one.setdefault(c, c) for c in children]
 
     def _self_passed(self, act: Action, node: Node, fv: Func) -> Optional[str]:
         """The class of the instance a call passes as ``self`` to a plain function whose first parameter is

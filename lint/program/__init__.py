@@ -67,6 +67,9 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin, 
         reset_fixpoint(self)  # the memoised values' computations under way (fixpoint.py)
         self._subclass_memo: dict = {}
         self._value_sets: dict = {}  # interned value sets (_interned)
+        # (dotted name, attribute) -> its value set, (type, attribute) -> an instance's: EvaluatorMixin.attr
+        self._external_attrs: dict = {}
+        self._external_instance_attrs: dict = {}
         self._reads_memo: dict = {}  # id(function) -> id(expr) -> (expr, names it may read): _narrowed
         self._value_reads_memo: dict = {}  # id(function) -> (function, names its value may read): _value_bindings
         _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it

@@ -559,6 +559,26 @@ class EvaluatorMixin:
                 out.add(Unknown("subscript"))
         return frozenset(out)
 
+    # An attribute of something outside the program (``torch.float16``, ``x.shape`` of a tensor) depends on its
+    # names only (and the target architecture): worked out once per name (Program._external_attrs and
+    # _external_instance_attrs), not each of the millions of times a big scan asks (py-spy, the bench site's
+    # cold scan: 6.6 s of self time on the line that made an instance's attribute).
+    def _external_attr(self, dotted: str, name: str) -> frozenset:
+        full = model.normalize(f"{dotted}.{name}")
+        if self.arch is not None and self.arch.known_attr(full):
+            return frozenset({Const(self.arch.attr(full))})
+        return frozenset({External(derived_name(full))})
+
+    def _external_instance_attr(self, type_name: str, name: str) -> frozenset:
+        if self.arch is not None and self.arch.known_attr(f"{type_name}.{name}"):
+            return frozenset({Const(self.arch.attr(f"{type_name}.{name}"))})
+        if type_name == "pathlib.Path":
+            if name in ("parent",):
+                return frozenset({ExternalInstance("pathlib.Path")})
+            if name in ("parents",):
+                return frozenset({SeqVal(frozenset({ExternalInstance("pathlib.Path")}))})
+        return frozenset({External(derived_name(model.normalize(f"{type_name}.{name}")))})
+
     def _environ_item(self, key_expr, scope: Scope) -> Optional[frozenset]:
         """``os.environ[NAME]`` where the user's ``--env`` sets NAME (an unset one raises: no value)."""
         keys = self.eval(key_expr, scope)
@@ -573,10 +593,10 @@ class EvaluatorMixin:
         if isinstance(v, Module):
             return self.resolve_global(v.name, name)
         if isinstance(v, External):
-            full = model.normalize(f"{v.name}.{name}")
-            if self.arch is not None and self.arch.known_attr(full):
-                return frozenset({Const(self.arch.attr(full))})
-            return frozenset({External(derived_name(full))})
+            got = self._external_attrs.get((v.name, name))
+            if got is None:
+                got = self._external_attrs[(v.name, name)] = self._external_attr(v.name, name)
+            return got
         if isinstance(v, Instance):
             return self.member(v.cls, name, v)
         if isinstance(v, Class):
@@ -589,14 +609,10 @@ class EvaluatorMixin:
                 after = mro[1:]
             return self._member_in(after, name, Instance(v.self_cls))
         if isinstance(v, ExternalInstance):
-            if self.arch is not None and self.arch.known_attr(f"{v.type}.{name}"):
-                return frozenset({Const(self.arch.attr(f"{v.type}.{name}"))})
-            if v.type == "pathlib.Path":
-                if name in ("parent",):
-                    return frozenset({ExternalInstance("pathlib.Path")})
-                if name in ("parents",):
-                    return frozenset({SeqVal(frozenset({ExternalInstance("pathlib.Path")}))})
-            return frozenset({External(derived_name(model.normalize(f"{v.type}.{name}")))})
+            got = self._external_instance_attrs.get((v.type, name))
+            if got is None:
+                got = self._external_instance_attrs[(v.type, name)] = self._external_instance_attr(v.type, name)
+            return got
         if isinstance(v, Foreign):
             return frozenset({Foreign(v.origin, f"{v.path}.{name}" if v.path else name)})
         if isinstance(v, Namespace):
