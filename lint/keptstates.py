@@ -6,8 +6,9 @@ last state it read or made in memory, with the signature of its file: the next e
 unless another process wrote the file since; and it writes a new state, and the result that names it, after
 answering (``write_kept_states``), not before.  A command's own process (``defer_writes``) writes them in a child
 after it has answered (lint/cli.py), holding the results directory locked (``hold_for_writing``) so that the
-next scan waits for its entries (``no_writer``) rather than read the ones before them.  lint/resultcache.py
-reads and writes the entries through here.
+next scan waits for its entries (``no_writer``) rather than read the ones before them.  Either builds a full
+scan's state there, at the write (incstate.PendingState).  lint/resultcache.py reads and writes the entries
+through here.
 """
 from __future__ import annotations
 
