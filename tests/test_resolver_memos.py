@@ -55,11 +55,6 @@ def test_the_nodes_a_walk_enters_are_one_object_per_value(tmp_path):
     (region,) = RegionFinder(p).find("m")
     reach = Reach(p)
     reach.walk(region)
-    children = [child for (node, _), (steps, *_) in _steps(reach) if node.fid in ("m:a", "m:b")
+    children = [child for (node, _), steps in reach._steps_memo.items() if node.fid in ("m:a", "m:b")
                 for kind, child, _, _ in steps if kind == "child" and child.fid == "m:leaf"]
     assert len(children) == 2 and children[0] is children[1]
-
-
-def _steps(reach: Reach) -> list:
-    """(key, (steps, ...)) of every node the walk worked out the steps of."""
-    return [(k, v if isinstance(v, tuple) else (v,)) for k, v in dict.items(reach._steps_memo)]
