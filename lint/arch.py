@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 DEFAULT_CUDA_VERSION = "12.9"
+# what a call gives whose attributes the arch decides (``.major`` / ``.minor``), whichever module spelled it
+DEVICE_PROPERTIES = "get_device_properties()"
 
 
 class ArchError(ValueError):
@@ -57,9 +59,9 @@ class ArchFacts:
             return self.cuda_version
         if name == "torch.version.hip":
             return None
-        if name.endswith("get_device_properties().major"):
+        if name.endswith(DEVICE_PROPERTIES + ".major"):
             return self.major
-        if name.endswith("get_device_properties().minor"):
+        if name.endswith(DEVICE_PROPERTIES + ".minor"):
             return self.minor
         return None
 

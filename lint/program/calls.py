@@ -33,7 +33,7 @@ from .facts import UNSET
 from .fixpoint import _NO_CUT, MISSING
 from .locator import dotted, split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
-from .widening import derived_name
+from .widening import argument_values, derived_name
 
 
 # A function's return value is worked out per distinct argument context; past this many contexts, arguments
@@ -221,6 +221,8 @@ class CallMixin:
         return frozenset({t})
 
     def bind_args(self, f: FunctionSummary, fv: Func, args, kwargs, scope: Scope) -> dict:
+        """The values of ``f``'s parameters at a call (a parameter not bound is not in it), as a context keeps
+        them (``argument_values``)."""
         params = list(f.params)
         b: dict = {}
         if fv.self_cls is not None and params and "staticmethod" not in fv.flags:
@@ -236,6 +238,7 @@ class CallMixin:
                 break
             else:
                 vals = self.eval(a, scope)
+            vals = argument_values(vals)
             if i < len(params):
                 b[params[i]] = vals
             elif extra is not None:
@@ -247,11 +250,11 @@ class CallMixin:
             b[f.vararg] = frozenset({TupleVal(tuple(extra))})
         for kname, kexpr in kwargs:
             if kname is not None and (kname in params or kname in f.kwonly):
-                b[kname] = kexpr[1] if kexpr[0] == "__value__" else self.eval(kexpr, scope)
+                b[kname] = argument_values(kexpr[1] if kexpr[0] == "__value__" else self.eval(kexpr, scope))
         mod = split_id(fv.id)[0]
         for p in params + list(f.kwonly):
             if p not in b and p in f.defaults:
-                b[p] = self.eval(f.defaults[p], Scope(mod))
+                b[p] = argument_values(self.eval(f.defaults[p], Scope(mod)))
         return b
 
     def call(self, v, args, kwargs, scope: Scope) -> frozenset:

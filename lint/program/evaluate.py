@@ -35,7 +35,7 @@ from ..values import (
 )
 from .locator import split_id
 from .scope import MAX_CALL_DEPTH, Scope, _fixed
-from .widening import bounded_nesting, derived_name
+from .widening import SCALAR_TYPES, bounded_nesting, derived_name
 
 _EITHER_BOOL = frozenset({Const(True), Const(False)})
 _TENSOR = frozenset({ExternalInstance("torch.Tensor")})
@@ -76,9 +76,6 @@ def _arithmetic(op: str, a, b) -> Optional[Const]:
     return Const(v) if not isinstance(v, int) or abs(v) < 2 ** 64 else None
 
 
-# Python values: a comparison of them is a bool (an environment read is a str or None)
-_SCALARS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()",
-                      "os.getenv()"})
 
 
 _MISS = object()
@@ -156,7 +153,7 @@ class EvaluatorMixin:
         """A comparison whose operands are strings, numbers or None (not tensors, whose ``==`` is a tensor)."""
         for x in (e[1],) + tuple(r for _, r in e[2]):
             vals = self.eval(x, scope)
-            if not vals or not all(isinstance(v, Const) or isinstance(v, ExternalInstance) and v.type in _SCALARS
+            if not vals or not all(isinstance(v, Const) or isinstance(v, ExternalInstance) and v.type in SCALAR_TYPES
                                    for v in vals):
                 return False
         return True

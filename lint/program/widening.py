@@ -8,6 +8,9 @@ A cycle feeds its value back into itself, and some values grow each time round:
   one attribute more per round; ``self.keys = self.keys.to(...)`` gives ``torch.tensor().to().to()...``;
 - a container holding the container of the round before (``state = (state, x)``): one level deeper per round.
 
+And one bound on what a call's context is told apart by (``argument_values``, applied where a call's arguments
+are bound): an object an external call made, then reshaped, is that call; a tensor its methods made, one value.
+
 Cut at a bound, the values of a cycle form a finite set, and its rounds reach a value the round before gave.
 Without the bounds, solving every expression's cycle and giving the rounds room (``MAX_ROUNDS``) ran the bench
 site's full scan out of memory (24 GB); with them it took 4.9 GB against the 7.35 GB of the scan that cut those
@@ -22,13 +25,20 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..values import DictVal, Namespace, Partial, SeqVal, TupleVal, Unknown
+from ..arch import DEVICE_PROPERTIES
+from ..dynamo import model
+from ..values import DictVal, ExternalInstance, Namespace, Partial, SeqVal, TupleVal, Unknown
 
 MAX_DERIVED_TAIL = 3  # steps kept after the type a name was derived from
 MAX_NESTING = 4  # containers within containers
 
 _CONTAINERS = (DictVal, SeqVal, TupleVal, Namespace, Partial)
 _TOO_DEEP = Unknown("nested")
+_ARGUMENT = Unknown("argument")
+TENSOR_MADE = ExternalInstance("torch.Tensor.<method>()")  # a tensor one of its methods made, as an argument
+# Python values made by an external call: a comparison of them is a bool (an environment read is a str or None)
+SCALAR_TYPES = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool", "os.environ.get()",
+                          "os.getenv()"})
 
 
 @lru_cache(maxsize=None)  # pure, and asked for every attribute of every external value
@@ -96,3 +106,38 @@ def _truncated(v, budget: int):
     if t is TupleVal:
         return TupleVal(tuple(cut(s) for s in v.items))
     return Partial(cut(v.target), tuple(cut(s) for s in v.args), tuple((k, cut(s)) for k, s in v.kwargs))
+
+
+def argument_values(values: frozenset) -> frozenset:
+    """``values`` as a call's context keeps them: apart only where a reader of the value could tell them apart.
+    An object an external call made, then reshaped (``torch.empty().view()``,
+    ``aiter.gemm_a8w8_blockscale().new_empty().to().view()``), is the call that made it (``torch.empty()``): no
+    model reads further into such a name (no rule's name holds a call's ``()``, and ``model.tensor_type`` takes
+    no chain for a tensor that does not start with a tensor's method), but for two, kept whole: a device's
+    properties (the arch's ``.major``) and a Python scalar.  A tensor one of its
+    methods made (``torch.Tensor.abs().max()``, ``torch.Tensor.view()``) is one value, ``TENSOR_MADE``.  An
+    unknown is one unknown (what made it is not read).  Every other value is kept as it is.
+
+    sglang's attention backends (``forward_extend``) and fp8 linear helpers were worked out once per such
+    chain their callers passed: hundreds of contexts each on the bench site, a sixth of the resolver's memo
+    (1,062,053 entries; 883,555 now, and the same findings)."""
+    out = frozenset(_ARGUMENT if type(x) is Unknown else _argument_instance(x) if type(x) is ExternalInstance else x
+                    for x in values)
+    return values if out == values else out
+
+
+@lru_cache(maxsize=None)  # pure, and asked for every argument bound
+def _argument_instance(x: ExternalInstance) -> ExternalInstance:
+    name = x.type
+    made = name.find("()") + 2
+    if made < 2:
+        return x  # no call made it (``pathlib.Path``, ``torch.Tensor``)
+    if model.tensor_type(name):
+        # a tensor one of its methods made: every reader of such a name, and of a name derived from it, takes it
+        # alike (a tensor; a call's result, ``()``; what a method of it gives is told by that method's name)
+        return TENSOR_MADE if name.startswith("torch.Tensor.") else x
+    root = name[:made]
+    if root == name or model.tensor_type(root) or root.endswith(DEVICE_PROPERTIES) or \
+            (root in SCALAR_TYPES) != (name in SCALAR_TYPES):
+        return x  # the call itself, or read further: a tensor's chain, a device's properties, a Python scalar
+    return ExternalInstance(root)
