@@ -76,8 +76,6 @@ def _arithmetic(op: str, a, b) -> Optional[Const]:
     return Const(v) if not isinstance(v, int) or abs(v) < 2 ** 64 else None
 
 
-
-
 _MISS = object()
 _SLICE = ("unknown", "Slice")  # how the index writes a slice (summary.py: unknown node types keep their name)
 # methods of a dict or a module container that give its keys, values or pairs (Program._container_view)
