@@ -114,9 +114,9 @@ def argument_values(values: frozenset) -> frozenset:
     ``aiter.gemm_a8w8_blockscale().new_empty().to().view()``), is the call that made it (``torch.empty()``): no
     model reads further into such a name (no rule's name holds a call's ``()``, and ``model.tensor_type`` takes
     no chain for a tensor that does not start with a tensor's method), but for two, kept whole: a device's
-    properties (the arch's ``.major``) and a Python scalar.  A tensor one of its
-    methods made (``torch.Tensor.abs().max()``, ``torch.Tensor.view()``) is one value, ``TENSOR_MADE``.  An
-    unknown is one unknown (what made it is not read).  Every other value is kept as it is.
+    properties (the arch's ``.major``) and a Python scalar.  A tensor one of its methods made
+    (``torch.Tensor.abs().max()``, ``torch.Tensor.view()``) is one value, ``TENSOR_MADE``.  An unknown is one
+    unknown (what made it is not read).  Every other value is kept as it is.
 
     sglang's attention backends (``forward_extend``) and fp8 linear helpers were worked out once per such
     chain their callers passed: hundreds of contexts each on the bench site, a sixth of the resolver's memo
@@ -137,7 +137,6 @@ def _argument_instance(x: ExternalInstance) -> ExternalInstance:
         # alike (a tensor; a call's result, ``()``; what a method of it gives is told by that method's name)
         return TENSOR_MADE if name.startswith("torch.Tensor.") else x
     root = name[:made]
-    if root == name or model.tensor_type(root) or root.endswith(DEVICE_PROPERTIES) or \
-            (root in SCALAR_TYPES) != (name in SCALAR_TYPES):
+    if root == name or model.tensor_type(root) or root.endswith(DEVICE_PROPERTIES) or root in SCALAR_TYPES:
         return x  # the call itself, or read further: a tensor's chain, a device's properties, a Python scalar
     return ExternalInstance(root)
