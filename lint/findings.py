@@ -44,6 +44,15 @@ class Condition(HashOnce):
     _HASHED = ("path", "line", "text")  # the fields equality compares
     __hash__ = HashOnce.__hash__
 
+    def __eq__(self, other) -> bool:
+        # (the dataclass's own builds two tuples per comparison; a walk compares the conditions of its paths
+        # millions of times, mostly an object with itself or two that differ by line)
+        if self is other:
+            return True
+        if other.__class__ is not Condition:
+            return NotImplemented
+        return self.line == other.line and self.text == other.text and self.path == other.path
+
     def opposes(self, other: "Condition") -> bool:
         if self.expr[:1] == (ALTERNATIVE,):
             return False  # one of a call's several callees: folded only once every one is seen (reach)

@@ -59,6 +59,9 @@ def test_unknowns_are_one_unknown_and_other_values_stay_the_same_object():
     assert got == {Unknown("argument"), Const(None)}
     kept = frozenset({Const(1), Instance("m:C"), Func("m:f"), ExternalInstance("torch.Tensor")})
     assert argument_values(kept) is kept
+    # already as a context keeps them: the same object, nothing rebuilt
+    widened = frozenset({Unknown("argument"), TENSOR_MADE, ExternalInstance("torch.empty()"), Const(None)})
+    assert argument_values(widened) is widened
 
 
 SOURCE = """

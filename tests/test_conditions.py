@@ -381,6 +381,17 @@ def test_either_certain_is_either_leaving_no_condition():
     assert checked > 0
 
 
+def test_conditions_are_equal_by_where_and_what_they_say():
+    """A condition is its place and its text (how the guard was spelled and which way it went only tell its
+    opposite apart): equal, equal hashes; any other field differing, or another type, not equal."""
+    from compile_lint.findings import Condition
+
+    a = Condition("m.py", 3, "a", ("name", "a"), True)
+    assert a == Condition("m.py", 3, "a", ("name", "b"), False) and hash(a) == hash(Condition("m.py", 3, "a"))
+    assert a != Condition("m.py", 4, "a") and a != Condition("n.py", 3, "a") and a != Condition("m.py", 3, "b")
+    assert a != ("m.py", 3, "a") and len({a, Condition("m.py", 3, "a"), Condition("m.py", 3, "not a")}) == 2
+
+
 def test_a_config_default_decides_a_branch_only_as_an_assumption(run_scan, tmp_path):
     """A dataclass field read on an instance holds what the constructor was given; the class value is only its
     default.  A test decided by the default is walked both ways: the default's way says it assumes it, the

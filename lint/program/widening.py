@@ -24,6 +24,7 @@ tensor chain ends with: ``model.tensor_type`` reads the last one); a container n
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Optional
 
 from ..arch import DEVICE_PROPERTIES
 from ..dynamo import model
@@ -32,7 +33,7 @@ from ..values import DictVal, ExternalInstance, Namespace, Partial, SeqVal, Tupl
 MAX_DERIVED_TAIL = 3  # steps kept after the type a name was derived from
 MAX_NESTING = 4  # containers within containers
 
-_CONTAINERS = (DictVal, SeqVal, TupleVal, Namespace, Partial)
+CONTAINERS = frozenset({DictVal, SeqVal, TupleVal, Namespace, Partial})  # value types holding value sets
 _TOO_DEEP = Unknown("nested")
 _ARGUMENT = Unknown("argument")
 TENSOR_MADE = ExternalInstance("torch.Tensor.<method>()")  # a tensor one of its methods made, as an argument
@@ -61,7 +62,7 @@ def derived_name(name: str) -> str:
 def nesting(v) -> int:
     """How many containers deep ``v`` is (0: not a container); kept on the value, which is frozen."""
     t = type(v)
-    if t not in _CONTAINERS:
+    if t not in CONTAINERS:
         return 0
     d = v.__dict__
     n = d.get("_nesting")
@@ -82,13 +83,13 @@ def bounded_nesting(values: frozenset) -> frozenset:
     """``values`` with what lies deeper than ``MAX_NESTING`` containers an unknown (the outer containers kept:
     replacing the whole container, a round would start its growth again from nothing)."""
     for x in values:
-        if type(x) in _CONTAINERS and nesting(x) > MAX_NESTING:
+        if type(x) in CONTAINERS and nesting(x) > MAX_NESTING:
             return frozenset(_truncated(y, MAX_NESTING) for y in values)
     return values
 
 
 def _truncated(v, budget: int):
-    if type(v) not in _CONTAINERS or nesting(v) <= budget:
+    if type(v) not in CONTAINERS or nesting(v) <= budget:
         return v
     if budget == 0:
         return _TOO_DEEP
@@ -121,22 +122,33 @@ def argument_values(values: frozenset) -> frozenset:
     sglang's attention backends (``forward_extend``) and fp8 linear helpers were worked out once per such
     chain their callers passed: hundreds of contexts each on the bench site, a sixth of the resolver's memo
     (1,062,053 entries; 883,555 now, and the same findings)."""
-    out = frozenset(_ARGUMENT if type(x) is Unknown else _argument_instance(x) if type(x) is ExternalInstance else x
-                    for x in values)
+    # Every argument bound passes here, and most sets keep every value: those are returned as they are, without
+    # building a set to compare (a tenth of the resolver's time, py-spy, when it did).
+    for x in values:
+        t = type(x)
+        if t is Unknown:
+            if x.why != _ARGUMENT.why:
+                break
+        elif t is ExternalInstance and _argument_instance(x.type) is not None:
+            break
+    else:
+        return values
+    out = frozenset(_ARGUMENT if type(x) is Unknown else _argument_instance(x.type) or x
+                    if type(x) is ExternalInstance else x for x in values)
     return values if out == values else out
 
 
-@lru_cache(maxsize=None)  # pure, and asked for every argument bound
-def _argument_instance(x: ExternalInstance) -> ExternalInstance:
-    name = x.type
+@lru_cache(maxsize=None)  # pure, and asked for every argument bound: keyed by the name (a str keeps its hash)
+def _argument_instance(name: str) -> Optional[ExternalInstance]:
+    """What an external instance of type ``name`` is as an argument; None: itself."""
     made = name.find("()") + 2
     if made < 2:
-        return x  # no call made it (``pathlib.Path``, ``torch.Tensor``)
+        return None  # no call made it (``pathlib.Path``, ``torch.Tensor``)
     if model.tensor_type(name):
         # a tensor one of its methods made: every reader of such a name, and of a name derived from it, takes it
         # alike (a tensor; a call's result, ``()``; what a method of it gives is told by that method's name)
-        return TENSOR_MADE if name.startswith("torch.Tensor.") else x
+        return TENSOR_MADE if name.startswith("torch.Tensor.") and name != TENSOR_MADE.type else None
     root = name[:made]
     if root == name or model.tensor_type(root) or root.endswith(DEVICE_PROPERTIES) or root in SCALAR_TYPES:
-        return x  # the call itself, or read further: a tensor's chain, a device's properties, a Python scalar
+        return None  # the call itself, or read further: a tensor's chain, a device's properties, a Python scalar
     return ExternalInstance(root)
