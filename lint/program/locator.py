@@ -95,7 +95,9 @@ IDENT_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # `:`), across lines; nested calls and subscripts in the bases are inside the match
 _CLASS_BASES_RE = re.compile(rb"^[ \t]*class[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\((.*?)\)[ \t]*:", re.M | re.S)
 # a capitalised name called (`Attention(`, `attention_processor.Attention(`): where a class is constructed
-_CALLED_RE = re.compile(rb"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9_]*)\(")
+# (``\b`` before a capital is "no identifier character before it": the same matches as a lookbehind, in half
+# the time over every scanned file's text)
+_CALLED_RE = re.compile(rb"\b([A-Z]\w*)\(")
 
 
 class _MentionIndex:
