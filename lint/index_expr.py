@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 MAX_SEQ_ITEMS = 64
 MAX_DICT_ITEMS = 256
+_ADDING_METHODS = frozenset({"append", "insert", "extend"})  # what a container gains: _container_added
 _MUTATING_METHODS = frozenset(
     {"append", "extend", "update", "add", "pop", "popitem", "setdefault", "clear", "insert", "remove", "discard"}
 )
@@ -62,22 +63,31 @@ class ExpressionIndexer:
         """One object per distinct expression of the module (hash-consing): ``self``, ``torch.float16``,
         ``self.config`` recur hundreds of times in a file, and summaries of a whole site-packages held 2 GB,
         mostly such tuples.  Shared objects also pickle once per file.  Keys hold the children's identities
-        and the scalars' types, so ``("const", 1)`` and ``("const", True)`` (equal tuples) stay apart."""
-        parts = []
+        and the scalars' types (a str as itself), so ``("const", 1)`` and ``("const", True)`` (equal tuples) stay
+        apart."""
+        ids = self._shared_ids
         key = []
+        # t's items with its child tuples shared, from the first one that was not (rare: ``conv`` shares bottom-up)
+        parts = None
         for x in t:
-            if type(x) is tuple:
-                if id(x) not in self._shared_ids:
+            tx = type(x)
+            if tx is tuple:
+                if id(x) not in ids:
+                    if parts is None:
+                        parts = list(t[:len(key)])
                     x = self._share(x)
                 key.append(id(x))
+            elif tx is str:
+                key.append(x)  # (a str is never equal to an id nor to a (type, value) pair)
             else:
-                key.append((type(x), x))
-            parts.append(x)
+                key.append((tx, x))
+            if parts is not None:
+                parts.append(x)
         try:
-            shared = self._shared.setdefault(tuple(key), tuple(parts))
+            shared = self._shared.setdefault(tuple(key), t if parts is None else tuple(parts))
         except TypeError:  # an unhashable constant: kept as it is
             return t
-        self._shared_ids.add(id(shared))
+        ids.add(id(shared))
         return shared
 
     def _conv(self, node, fn: Optional[FuncBuilder] = None):
@@ -284,8 +294,9 @@ class ExpressionIndexer:
         name holds gains what is appended, inserted or extended -- one more value of the local, the list of
         those elements, beside what `attentions = ...` assigned (flow-insensitively, as every local)."""
         v = f.value
-        if not isinstance(v, ast.Name) or v.id in fn._params or fn.is_global(v.id):
-            return
+        if f.attr not in _ADDING_METHODS or not isinstance(v, ast.Name) or v.id in fn._params or \
+                fn.is_global(v.id):
+            return  # (the method first: whether a name is global takes a pass over the function's body)
         added = self._container_added(f, fn, call)
         if added is not None:
             fn.add_local(v.id, added)

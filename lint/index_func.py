@@ -91,6 +91,8 @@ class FuncBuilder:
         return self._names()[1] if self._may_declare_global else _NO_NAMES
 
     def is_global(self, name: str) -> bool:
+        if name in self._params:
+            return False  # (without the body's pass: a parameter is local, declaring it global a SyntaxError)
         local, globals_ = self._names()
         return name in globals_ or name not in local
 
