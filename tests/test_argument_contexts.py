@@ -1,8 +1,8 @@
 """What a call's context keeps of its arguments (lint/program/widening.py ``argument_values``, applied where
 ``Program.bind_args`` binds them): an object an external call made, then reshaped, is that call; a tensor one of
 its methods made is one value; an unknown is one unknown.  A function called with ``torch.empty(n).view(...)``
-here and ``torch.empty(n).reshape(...)`` there is worked out once, not once per chain: sglang's attention backends were worked out in hundreds of such
-contexts each on the bench site."""
+here and ``torch.empty(n).reshape(...)`` there is worked out once, not once per chain: sglang's attention
+backends were worked out in hundreds of such contexts each on the bench site."""
 from __future__ import annotations
 
 import textwrap

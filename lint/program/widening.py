@@ -133,9 +133,9 @@ def argument_values(values: frozenset) -> frozenset:
             break
     else:
         return values
-    out = frozenset(_ARGUMENT if type(x) is Unknown else _argument_instance(x.type) or x
-                    if type(x) is ExternalInstance else x for x in values)
-    return values if out == values else out
+    # (a value found above to widen changes the set: no comparison needed)
+    return frozenset(_ARGUMENT if type(x) is Unknown else _argument_instance(x.type) or x
+                     if type(x) is ExternalInstance else x for x in values)
 
 
 @lru_cache(maxsize=None)  # pure, and asked for every argument bound: keyed by the name (a str keeps its hash)
