@@ -178,6 +178,26 @@ class SummaryLoader:
         return summary
 
 
+    def reload(self, module: str, path, is_package: bool) -> ModuleSummary:
+        """A summary put aside (Program.evict) read again: from the cache, else indexed again; not counted (a
+        scan's counts do not depend on what it put aside), and not asked of the files indexed ahead, which
+        gave it already."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            m = ModuleSummary(name=module, path=str(path), is_package=is_package)
+            m.error = f"cannot read: {e.strerror or e}"
+            return m
+        key = self.cache.key(data, module, is_package)
+        hits, misses = self.cache.hits, self.cache.misses
+        cached = loaded_summary(key, str(path)) or self.cache.get(key)
+        self.cache.hits, self.cache.misses = hits, misses
+        if cached is not None:
+            cached.path = str(path)
+            return cached
+        return index_source(decode_source(data), module, str(path), is_package)
+
+
 def scan(options: ScanOptions) -> ScanResult:
     """Run the pipeline.  The cyclic GC is paused meanwhile: a scan builds millions of small containers that
     live until it ends (summaries, memo tables), and the collections they triggered walked them again and
@@ -548,7 +568,11 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
 
     progress("scan", done=0, total=len(candidates))
     for i, f in enumerate(candidates):
-        walk(find(f.module, lambda: finder.find(f.module)), f.module)
+        loaded = f.module in program.modules
+        found = find(f.module, lambda: finder.find(f.module))
+        walk(found, f.module)
+        if not found and not loaded:
+            program.evict(f.module)  # (read for this search alone, as most of the candidates are)
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
                  findings=merged.count)
     for package in options.public_api:

@@ -27,7 +27,7 @@ from typing import Optional
 from .contexts import digest
 from .incstate import (MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, in_previous_order, seeds,
                        tops_in_order)
-from .modulestub import ModuleStub, module_info
+from .modulestub import ModuleStub, PutAside, module_info
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
 
@@ -280,7 +280,11 @@ class Incremental:
         if self.old is not None:
             st.modinfo.update((m, i) for m, i in self.old.modinfo.items())
         for name, m in (modules or {}).items():
-            if m is not None and not isinstance(m, ModuleStub):
+            if m is None:
+                continue
+            if m.__class__ is PutAside:  # (read by this scan, then put aside: what its stub holds)
+                st.modinfo[name] = m.info
+            elif not isinstance(m, ModuleStub):
                 st.modinfo[name] = module_info(m)
         return st
 

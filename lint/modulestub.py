@@ -43,3 +43,13 @@ class ModuleStub:
         if real is None:
             real = self.__dict__["_real"] = self._load(self.name, self.path, self.is_package)
         return getattr(real, attr)
+
+
+class PutAside(ModuleStub):
+    """A module whose summary the scan put aside (Program.evict: a candidate file whose region search found
+    nothing).  ``Program.module`` reads it again when asked for it; the post-walk steps and the incremental
+    state (``info``: its IncState.modinfo) take what the stub holds."""
+
+    def __init__(self, name: str, info: tuple, load):
+        super().__init__(name, info, load)
+        self.info = info

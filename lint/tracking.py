@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .contexts import ContextCaps, digest
+from .modulestub import PutAside
 from .program.fixpoint import settled
 from .summary import FunctionSummary, callee_name
 
@@ -498,9 +499,10 @@ def track_program(tracker: Tracker, program, seeds: Optional[dict] = None) -> No
 
     def load(name: str):
         m = modules.get(name, _MISS)
-        if m is _MISS:
+        if m is _MISS or m.__class__ is PutAside:  # (put aside: Program.evict; loaded already)
+            first = m is _MISS
             m = plain_module(name)
-            if not tracker.detached:
+            if first and not tracker.detached:
                 tracker.loaded.append(name)
             if m is not None:
                 _wrap_summary(tracker, m)
@@ -529,6 +531,16 @@ def track_program(tracker: Tracker, program, seeds: Optional[dict] = None) -> No
         return c
 
     program.module, program.function, program.klass = module, function, klass
+    plain_evict = program.evict
+
+    def evict(name: str):
+        m = modules.get(name)
+        plain_evict(name)
+        if m is not None and modules.get(name) is not m:  # (keyed by the function's id: another may take it)
+            for f in dict.values(m.functions):
+                tracker.func_items.pop(id(f), None)
+
+    program.evict = evict
 
     # the computations whose results the walk shares most (a function's return value, a module-level name,
     # a function's decorated value, a class's MRO): each is a unit of its own when it makes an entry, so a

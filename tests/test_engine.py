@@ -238,6 +238,52 @@ def test_compile_wrapper_imported_from_another_candidate_file_makes_a_region(tmp
     assert "pkg.plain" not in result.program.modules  # never loaded: its text neither imports nor aliases
 
 
+def test_a_candidate_whose_search_found_nothing_is_put_aside_and_read_again_when_a_walk_reaches_it(tmp_path):
+    """A candidate file's summary is put aside once its region search found nothing (Program.evict): the walk
+    of a region found later reads it again (a_helpers.py: searched first, the hazard found all the same, its
+    `noqa` kept), and one nothing reads again stays a stub that answers the post-walk steps (unused.py: its
+    module-level `os.environ[...] = ...` key is still a key the program sets)."""
+    from compile_lint.modulestub import PutAside
+    from compile_lint.summary import ModuleSummary
+
+    write(tmp_path / "proj", {
+        "pkg/__init__.py": "",
+        "pkg/a_helpers.py": """
+            # the model is compiled with torch.compile in model.py, not here
+            import subprocess
+
+            def version():
+                return len(subprocess.check_output(["nvcc", "--version"]))
+
+            def quiet():
+                return subprocess.check_output(["true"])  # noqa: CL101
+            """,
+        "pkg/model.py": """
+            import torch
+            from . import a_helpers
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x + a_helpers.version() + len(a_helpers.quiet())
+
+            compiled = torch.compile(Model(), fullgraph=True)
+            """,
+        "pkg/unused.py": """
+            # torch.compile is not called here either
+            import os
+            os.environ["UNUSED_KEY"] = "1"
+            """,
+    })
+    result = scan(ScanOptions(paths=[tmp_path / "proj"], use_environment=False))
+    assert [(f.rule, Path(f.path).name, f.line) for f in result.findings] == [("CL101", "a_helpers.py", 6)]
+    assert [(f.rule, Path(f.path).name, f.line) for f in result.suppressed] == [("CL101", "a_helpers.py", 9)]
+    modules = result.program.modules
+    assert type(modules["pkg.a_helpers"]) is ModuleSummary  # read again by the walk
+    assert isinstance(modules["pkg.unused"], PutAside)
+    assert "UNUSED_KEY" in modules["pkg.unused"].env_keys_set
+    assert result.stats["files_parsed"] == 4  # each file once: reading one again is not parsing it anew
+
+
 def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
     from compile_lint.program.locator import _MentionIndex
 

@@ -5,9 +5,10 @@
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from ..dynamo import model
+from ..modulestub import ModuleStub, PutAside, module_info
 from ..summary import FunctionSummary, ModuleSummary
 from ..values import (ANY_KEY, EMPTY, Class, Const, DictVal, External, ExternalInstance, Func, Instance, Module, SeqVal,
                       Unknown)
@@ -35,6 +36,11 @@ class ResolverMixin:
     def module(self, name: str) -> Optional[ModuleSummary]:
         m = self.modules.get(name, _NOT_LOADED)
         if m is not _NOT_LOADED:
+            if m.__class__ is not PutAside:
+                return m
+            # put aside after a region search that found nothing (evict): read again, the same summary
+            m = self.modules[name] = getattr(self._load_summary, "reload", self._load_summary)(
+                name, m.path, m.is_package)
             return m
         loc = self.locator.find(name)
         summ = None
@@ -53,6 +59,27 @@ class ResolverMixin:
                 self.env_removed.update(summ.env_keys_removed)
         self.modules[name] = summ
         return summ
+
+    def evict(self, name: str) -> None:
+        """Put ``name``'s summary aside: a ModuleStub stands in for it in ``modules`` (what the post-walk steps
+        read of a module), and ``module()`` reads it again if anything asks for more.  For a candidate file whose
+        region search found nothing: on the benchmark site 2,000 of them, searched after every region was
+        walked, held some 500 MB of summaries nobody read again."""
+        m = self.modules.get(name)
+        if m is None or isinstance(m, ModuleStub) or not m.path:
+            return
+        self.modules[name] = PutAside(name, module_info(m), self.module_reader(name))
+        # (an id that named nothing stays None: the file is the same when read again)
+        for qual, f in dict.items(m.functions):
+            self._function_of.pop(f"{name}:{qual}", None)
+            self._reads_memo.pop(id(f), None)  # (keyed by the function's id: another function may take it)
+            self._value_reads_memo.pop(id(f), None)
+        for qual in dict.keys(m.classes):
+            self._class_of.pop(f"{name}:{qual}", None)
+
+    def module_reader(self, name: str) -> Callable:
+        """What a ModuleStub of ``name`` reads its summary with (when a post-walk step asks it for more)."""
+        return lambda _name, _path, _is_package: self.module(name)
 
     # function() and klass() are asked millions of times on a large scan, for ~100,000 distinct ids: a module's
     # summary never changes once loaded, so each answer is kept (None too)
