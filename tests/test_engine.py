@@ -273,6 +273,18 @@ def test_a_candidate_whose_search_found_nothing_is_put_aside_and_read_again_when
             import os
             os.environ["UNUSED_KEY"] = "1"
             """,
+        "pkg/b_relay.py": """
+            # nor here: torch.compile
+            from .c_late import builder
+            builder.compile()
+            """,
+        "pkg/c_late.py": """
+            # loaded by b_relay's search, before its own; no torch.compile either
+            class _Builder:
+                def compile(self):
+                    return None
+            builder = _Builder()
+            """,
     })
     result = scan(ScanOptions(paths=[tmp_path / "proj"], use_environment=False))
     assert [(f.rule, Path(f.path).name, f.line) for f in result.findings] == [("CL101", "a_helpers.py", 6)]
@@ -280,8 +292,9 @@ def test_a_candidate_whose_search_found_nothing_is_put_aside_and_read_again_when
     modules = result.program.modules
     assert type(modules["pkg.a_helpers"]) is ModuleSummary  # read again by the walk
     assert isinstance(modules["pkg.unused"], PutAside)
+    assert isinstance(modules["pkg.c_late"], PutAside)  # loaded by another search that found nothing
     assert "UNUSED_KEY" in modules["pkg.unused"].env_keys_set
-    assert result.stats["files_parsed"] == 4  # each file once: reading one again is not parsing it anew
+    assert result.stats["files_parsed"] == 6  # each file once: reading one again is not parsing it anew
 
 
 def test_mention_index_matches_whole_identifiers_and_base_lists(tmp_path):
