@@ -25,9 +25,7 @@ class SummaryLoader:
             data = Path(path).read_bytes()
         except OSError as e:
             self.problems.append((str(path), f"cannot read: {e.strerror or e}"))
-            m = ModuleSummary(name=module, path=str(path), is_package=is_package)
-            m.error = f"cannot read: {e.strerror or e}"
-            return m
+            return _unreadable(module, path, is_package, e)
         key = self.cache.key(data, module, is_package)
         ahead = self.ahead.take(str(path)) if self.ahead is not None else None
         counted = ahead == YOURS  # a file of the set indexed ahead, left to us: counted there already
@@ -53,7 +51,6 @@ class SummaryLoader:
         self.cache.put(key, summary, path)
         return summary
 
-
     def reload(self, module: str, path, is_package: bool) -> ModuleSummary:
         """A summary put aside (Program.evict) read again: from the cache, else indexed again; not counted (a
         scan's counts do not depend on what it put aside), and not asked of the files indexed ahead, which
@@ -61,9 +58,7 @@ class SummaryLoader:
         try:
             data = Path(path).read_bytes()
         except OSError as e:
-            m = ModuleSummary(name=module, path=str(path), is_package=is_package)
-            m.error = f"cannot read: {e.strerror or e}"
-            return m
+            return _unreadable(module, path, is_package, e)
         key = self.cache.key(data, module, is_package)
         hits, misses = self.cache.hits, self.cache.misses
         cached = loaded_summary(key, str(path)) or self.cache.get(key)
@@ -72,3 +67,9 @@ class SummaryLoader:
             cached.path = str(path)
             return cached
         return index_source(decode_source(data), module, str(path), is_package)
+
+
+def _unreadable(module: str, path, is_package: bool, e: OSError) -> ModuleSummary:
+    m = ModuleSummary(name=module, path=str(path), is_package=is_package)
+    m.error = f"cannot read: {e.strerror or e}"
+    return m

@@ -5,7 +5,7 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 from ..dynamo import model
 from ..modulestub import ModuleStub, PutAside, module_info
@@ -68,7 +68,8 @@ class ResolverMixin:
         m = self.modules.get(name)
         if m is None or isinstance(m, ModuleStub) or not m.path:
             return
-        self.modules[name] = PutAside(name, module_info(m), self.module_reader(name))
+        # (its stub reads the summary through module(), should a post-walk step ask it for more)
+        self.modules[name] = PutAside(name, module_info(m), lambda *_: self.module(name))
         # (an id that named nothing stays None: the file is the same when read again)
         for qual, f in dict.items(m.functions):
             self._function_of.pop(f"{name}:{qual}", None)
@@ -76,10 +77,6 @@ class ResolverMixin:
             self._value_reads_memo.pop(id(f), None)
         for qual in dict.keys(m.classes):
             self._class_of.pop(f"{name}:{qual}", None)
-
-    def module_reader(self, name: str) -> Callable:
-        """What a ModuleStub of ``name`` reads its summary with (when a post-walk step asks it for more)."""
-        return lambda _name, _path, _is_package: self.module(name)
 
     # function() and klass() are asked millions of times on a large scan, for ~100,000 distinct ids: a module's
     # summary never changes once loaded, so each answer is kept (None too)
