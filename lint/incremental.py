@@ -304,17 +304,17 @@ class Incremental:
             self.old.__dict__["_spent"] = True
         table = self.t.item_ids  # (the previous state's, grown in place: Tracker)
         reads, uses = {}, {}
-        # one tuple per value (1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K), as the tracker
-        # keeps its closed units' (a replayed walk's are joined with the logged walk's)
-        one = self.t.one
-        for u, r in self.t.reads.items():
-            used = self.t.uses[u]
-            if u == ROOT or not (r or used):
+        # one tuple per value (1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K); the tracker held
+        # them flat (lint/units.py), the state's plan iterates dicts of tuples faster
+        one: dict = {}
+        for (u, r), (u_, used) in zip(self.t.reads.items(), self.t.uses.items(), strict=True):
+            assert u == u_, "a unit's reads without its uses"  # (every closed unit has both: Tracker._freeze)
+            if not (r or used):
                 continue  # a unit that read nothing and used nothing is never stale
             if u in self._replay_reads:  # ids of the same table (it starts as the previous scan's)
                 r = tuple(set(r).union(self._replay_reads[u]))
-            reads[u] = one(r)
-            uses[u] = one(used)
+            reads[u] = one.setdefault(r, r)
+            uses[u] = one.setdefault(used, used)
         checks = {k: (frozenset(v) if isinstance(v, set) else v) for k, v in self.t.checks.items()}
         loaded = list(self.t.loaded)
         dead: set = set()
@@ -343,12 +343,12 @@ class Incremental:
                         checks[k] = v - gone
             before = set(self.old.loaded)
             loaded = list(self.old.loaded) + [m for m in loaded if m not in before]
-        root = {it[1] for it in self.t.reads[ROOT] if it[0] in MODULE_ITEMS}
+        root = {it[1] for it in self.t.open_reads[ROOT] if it[0] in MODULE_ITEMS}
         st = IncState(reads, uses, checks, self.finds, self.walks, loaded, candidates, self.t.next_id)
         st.root_modules = frozenset(root)
         if readers is not None:
             st.__dict__["_module_readers"] = readers
-        st.roots = frozenset(self.t.uses[ROOT]).union(self.tops)  # (a reused top unit is the previous scan's)
+        st.roots = frozenset(self.t.open_uses[ROOT]).union(self.tops)  # (a reused top unit is the previous scan's)
         index = self._program._mention_index.get(None) if self._program is not None else None
         if index is None and self.old is not None and self.old.mentions is not None:
             # not asked this scan: the previous index with this scan's edits, for the next one

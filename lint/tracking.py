@@ -26,28 +26,30 @@ from .contexts import ContextCaps, digest
 from .modulestub import PutAside
 from .program.fixpoint import settled
 from .summary import FunctionSummary, callee_name
+from .units import UnitTable
 
 _MISS = object()
 ROOT = 0
 
 
 class Tracker:
-    """Per unit: the items it read (``reads``) and the units whose results it used (``uses``).  A unit's
-    reads are items while it runs, and the items' ids in ``item_ids`` once it closes (_freeze)."""
+    """Per unit: the items it read and the units whose results it used.  While a unit runs, sets of them in
+    ``open_reads`` and ``open_uses`` (the root's stays open: items it read, units it used); once it closes
+    (_freeze), the items' ids (``item_ids``) in ``reads`` and the units in ``uses``, tables held flat."""
 
     def __init__(self, first_id: int = 1, item_ids: Optional[dict] = None):
-        self.reads: dict = {ROOT: set()}
+        self.open_reads: dict = {ROOT: set()}
+        self.open_uses: dict = {ROOT: set()}
+        self.reads = UnitTable(base=first_id)
+        self.uses = UnitTable(base=first_id)
         # item -> its id: the next state's table (IncState.items; an incremental scan's starts as the previous
         # state's and grows in place).  A read makes its item anew (``("fl", "module:qualname", name)``): kept
         # as items, the bench site's 1.4 M units held 5.9 M item tuples (about 380 MB) at the walks' end
         self.item_ids: dict = {} if item_ids is None else item_ids
-        # one tuple per value of the closed units' reads and uses (most units read and use the same few): one()
-        self._tuples: dict = {}
-        self.uses: dict = {ROOT: set()}
         self.stack: list = [ROOT]
         self.cur = ROOT
-        self.cur_reads = self.reads[ROOT]
-        self.cur_uses = self.uses[ROOT]
+        self.cur_reads = self.open_reads[ROOT]
+        self.cur_uses = self.open_uses[ROOT]
         self.next_id = first_id
         self.checks: dict = {}  # check item -> the value it had
         self.last_closed = ROOT
@@ -77,8 +79,8 @@ class Tracker:
     def open(self) -> int:
         uid = self.next_id
         self.next_id += 1
-        self.reads[uid] = set()
-        self.uses[uid] = set()
+        self.open_reads[uid] = set()
+        self.open_uses[uid] = set()
         self.cur_uses.add(uid)  # the enclosing unit uses what this one computes
         self._enter(uid)
         return uid
@@ -86,37 +88,30 @@ class Tracker:
     def _enter(self, uid: int) -> None:
         self.stack.append(uid)
         self.cur = uid
-        self.cur_reads = self.reads[uid]
-        self.cur_uses = self.uses[uid]
+        self.cur_reads = self.open_reads[uid]
+        self.cur_uses = self.open_uses[uid]
 
     def close(self) -> None:
-        """Leave the current unit; what it read and used is final: kept as tuples (a set costs 216 bytes
-        empty, and a scan of sglang + flashinfer keeps about a million units, most with one read and one use)."""
+        """Leave the current unit; what it read and used is final: kept in the flat tables (a set costs 216
+        bytes empty, and a scan of sglang + flashinfer keeps about a million units, most with one read and one
+        use)."""
         self._freeze(self.stack[-1])
         self._leave()
 
     def _freeze(self, uid: int) -> None:
-        r, u = self.reads[uid], self.uses[uid]
+        r = self.open_reads.pop(uid)
         if r:
             ids = self.item_ids
-            r = tuple([ids.setdefault(it, len(ids)) for it in r])
-            r = self._tuples.setdefault(r, r)  # (one(), inlined: 1.4 M closes on the bench site)
-        self.reads[uid] = r or ()
-        if u:
-            u = tuple(u)
-            u = self._tuples.setdefault(u, u)
-        self.uses[uid] = u or ()
-
-    def one(self, t: tuple) -> tuple:
-        """The tracker's one tuple equal to ``t`` (``t`` itself the first time): what the state keeps."""
-        return self._tuples.setdefault(t, t)
+            r = [ids.setdefault(it, len(ids)) for it in r]
+        self.reads[uid] = r
+        self.uses[uid] = self.open_uses.pop(uid)
 
     def _leave(self) -> None:
         self.stack.pop()
         uid = self.stack[-1]
         self.cur = uid
-        self.cur_reads = self.reads[uid]
-        self.cur_uses = self.uses[uid]
+        self.cur_reads = self.open_reads[uid]
+        self.cur_uses = self.open_uses[uid]
 
     def frame(self, fn, *args):
         """``fn(*args)`` in a unit of its own if it makes a memo entry (what it computes is then tagged with
@@ -126,8 +121,8 @@ class Tracker:
         uid = self.next_id
         self.next_id += 1
         reads, uses = set(), set()
-        self.reads[uid] = reads
-        self.uses[uid] = uses
+        self.open_reads[uid] = reads
+        self.open_uses[uid] = uses
         self._enter(uid)
         made = self.made
         try:
@@ -135,7 +130,7 @@ class Tracker:
         finally:
             self._leave()
             if self.made == made:  # nothing is tagged with it
-                del self.reads[uid], self.uses[uid]
+                del self.open_reads[uid], self.open_uses[uid]
                 self.cur_reads |= reads
                 uses.discard(parent)
                 self.cur_uses |= uses
