@@ -199,6 +199,15 @@ class EvaluatorMixin:
         types = set(map(type, res))
         if not types.isdisjoint(CONTAINERS):
             res = bounded_nesting(res)  # a cycle's rounds settle (widening.py)
+        return self._one_set(res, types)
+
+    def _one_set(self, res: frozenset, types: Optional[set] = None) -> frozenset:
+        """The one object of ``res``'s value (``res`` itself the first time), ``res`` unchanged: _interned
+        without bounding its containers (a call's argument sets, which the call's context keeps as given)."""
+        if not res:
+            return EMPTY
+        if types is None:
+            types = set(map(type, res))
         if types <= _INTERNABLE and (Func not in types or not any(v.closure for v in res if type(v) is Func)):
             return self._value_sets.setdefault(res, res)
         if len(res) == 1:
