@@ -19,6 +19,7 @@ from array import array
 from typing import Iterable, Iterator
 
 _NONE = 0  # a unit's start: not in the table (the run at 0 is never a unit's: _flat starts with a pad)
+_ABSENT = object()  # (get's default, for __getitem__)
 
 
 class UnitTable:
@@ -47,10 +48,10 @@ class UnitTable:
         return tuple(self._flat[s + 1:s + 1 + self._flat[s]])
 
     def __getitem__(self, u: int) -> tuple:
-        s = self._run(u)
-        if s == _NONE:
+        got = self.get(u, _ABSENT)
+        if got is _ABSENT:
             raise KeyError(u)
-        return tuple(self._flat[s + 1:s + 1 + self._flat[s]])
+        return got
 
     def __contains__(self, u) -> bool:
         return type(u) is int and self._run(u) != _NONE
