@@ -28,8 +28,10 @@ from .contexts import digest
 from .incstate import (MODULE_ITEMS, IncState, Plan, TextMentions, first_contexts, in_previous_order, seeds,
                        tops_in_order)
 from .modulestub import ModuleStub, PutAside, module_info
+from .postwalk import keeps_merges
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
+from .walkresults import ResultPacker
 
 
 class Incremental:
@@ -41,7 +43,9 @@ class Incremental:
         self.t = Tracker(first_id=old.next_id if self.old is not None else 1,
                          item_ids=self.old.items if self.old is not None else None)
         self.finds: dict = {}
-        self.walks: list = []
+        self.walks: list = []  # (key, region, unit, result, logs) in scan order
+        # a full scan's results held as ints until its state is built, after the answer (lint/walkresults.py)
+        self._packer = ResultPacker() if self.old is None and not keeps_merges() else None
         self.kept: set = set()  # old units whose results this scan reused
         self._old_walks: dict = {}
         if self.old is not None:
@@ -201,7 +205,8 @@ class Incremental:
             self.t.uses[uid] = tuple(kept.union(self.t.uses[uid]))
             self.kept.update(kept)
         self._share_log_values(reach.walk_logs)
-        self.walks.append((key, region, uid, result, reach.walk_logs))
+        kept = self._packer.pack(result) if self._packer is not None else result
+        self.walks.append((key, region, uid, kept, reach.walk_logs))
         self.walked += 1
         return result
 
@@ -303,6 +308,8 @@ class Incremental:
         if self.old is not None:  # its tables become this state's (below): not to be planned from again
             self.old.__dict__["_spent"] = True
         table = self.t.item_ids  # (the previous state's, grown in place: Tracker)
+        if self._packer is not None:
+            self._packer.unpack_all(self.walks)
         reads, uses = {}, {}
         # one tuple per value (1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K); the tracker held
         # them flat (lint/units.py), the state's plan iterates dicts of tuples faster

@@ -218,6 +218,20 @@ def test_a_warm_process_answers_each_same_line_edit_as_a_scan_without_cache(tmp_
     assert replayed > 0 and merged > 0
 
 
+def test_a_warm_process_keeps_each_regions_findings_as_its_merge_does(tmp_path, warm):
+    """A process that answers once keeps each region's findings for its state pickled (Incremental._pack: it
+    builds the state after the answer); a warm one's merge keeps those lists for the next edit's merge, and
+    the state keeps the same lists, not copies (postwalk.MergeMemo folds by list object)."""
+    root = tmp_path / "cases"
+    shutil.copytree(CASES, root)
+    _scan(root, tmp_path / "cache")
+    state = warm()
+    memo = state.__dict__.get("_merge")
+    lists = [walk[3][0] for walk in state.walks]
+    assert memo is not None and len(lists) > 3
+    assert [id(found) for found in lists] == [id(found) for found in memo.lists]
+
+
 def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm):
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
     result cache hit), with its readers, its merge and its walk logs' indexes: the next edit's merge folds
@@ -1154,7 +1168,7 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
     new events share one object per value with the other logs as soon as it ends
     (Incremental._share_log_values): on the benchmark site the walk logs held 250 MB at the walks' end, 136 MB
     so."""
-    from compile_lint import incremental, tracking
+    from compile_lint import incremental, tracking, walkresults
 
     seen: dict = {}
     install, detach = incremental.Incremental.install, tracking.Tracker.detach
@@ -1166,6 +1180,7 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
     def spy_detach(self):  # the walks' end, before the state is built from them
         seen["changes"] = [e for w in seen["inc"].walks for log in w[4] for e in log.events
                            if e.__class__ is tuple]
+        seen["walks"] = list(seen["inc"].walks)
         return detach(self)
 
     monkeypatch.setattr(incremental.Incremental, "install", spy_install)
@@ -1175,8 +1190,8 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
     _project(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/a.py": "import torch\nfrom pkg.h import work\n" + regions,
-        "pkg/h.py": "import subprocess\n\n\ndef probe(x):\n    subprocess.run(['nvcc'])\n    return x\n\n\n"
-                    "def work(x):\n    return probe(x)\n",
+        "pkg/h.py": "import subprocess\n\n\ndef probe(x):\n    subprocess.run(['nvcc'])\n"
+                    "    subprocess.check_output(['nvcc'])\n    return x\n\n\ndef work(x):\n    return probe(x)\n",
     })
     changes = seen["changes"]
     assert sum(1 for e in changes if e[3]) >= 3  # (each region's path to `work` is under its `if`)
@@ -1185,9 +1200,24 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
         for e in changes:
             ids.setdefault(e[field], set()).add(id(e[field]))
         assert all(len(v) == 1 for v in ids.values()), field
-    # and the regions' findings kept for the state are slotted (lint/findings.py)
-    kept = [f for w in seen["inc"].walks for f in w[3][0]]
-    assert kept and not any(hasattr(f, "__dict__") for f in kept)
+    # and the regions' findings kept for the state are held as ints as each walk ends (a full scan builds its
+    # state after the answer: lint/walkresults.py), slotted once made objects again (lint/findings.py), and
+    # sharing one object per value of their frames, conditions and regions
+    walks = seen["walks"]
+    assert walks and all(type(walk[3]) is walkresults.Packed for walk in walks)
+    seen["inc"]._packer.unpack_all(walks)
+    found = [f for walk in walks for f in walk[3][0]]
+    assert found and not any(hasattr(f, "__dict__") for f in found)
+    for part in (lambda f: f.region, lambda f: f.message):
+        ids: dict = {}
+        for f in found:
+            ids.setdefault(part(f), set()).add(id(part(f)))
+        assert all(len(v) == 1 for v in ids.values())
+    for parts in ([fr for f in found for fr in f.trace], [c for f in found for c in f.conditions]):
+        ids = {}
+        for p in parts:
+            ids.setdefault(p, set()).add(id(p))
+        assert len(ids) < len(parts) and all(len(v) == 1 for v in ids.values())
 
 
 def test_the_context_caps_log_holds_one_object_per_context():
