@@ -205,8 +205,8 @@ class Incremental:
             self.t.uses[uid] = tuple(kept.union(self.t.uses[uid]))
             self.kept.update(kept)
         self._share_log_values(reach.walk_logs)
-        kept = self._packer.pack(result) if self._packer is not None else result
-        self.walks.append((key, region, uid, kept, reach.walk_logs))
+        held = self._packer.pack(result) if self._packer is not None else result
+        self.walks.append((key, region, uid, held, reach.walk_logs))
         self.walked += 1
         return result
 
