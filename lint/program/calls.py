@@ -51,6 +51,11 @@ _OPAQUE = Unknown("opaque")
 _OPAQUE_TYPES = (Unknown, ExternalInstance, External)
 
 
+def _call_key(func, bindings: dict) -> tuple:
+    """The call memo's key: the function value and its parameters' bindings in name order."""
+    return func, tuple(sorted(bindings.items(), key=lambda kv: kv[0]))
+
+
 def _counted_context(bindings: dict) -> tuple:
     return tuple(sorted(((k, _counted(vals)) for k, vals in bindings.items()), key=lambda kv: kv[0]))
 
@@ -284,14 +289,14 @@ class CallMixin:
                 return EMPTY
             bindings = self._value_bindings(f, bindings)
             try:
-                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                key = _call_key(v, bindings)
                 hash(key)
             except TypeError:
                 key = None
             if key is not None and pending == _NO_CUT and key not in self._call_memo and \
                     not self._call_contexts.admit(v, _counted_context(bindings)):
                 bindings = self._widened(bindings)  # past the function's first MAX_CALL_CONTEXTS contexts
-                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                key = _call_key(v, bindings)
             if key is not None:
                 hit = self._call_memo.get(key, MISSING)
                 if hit is not MISSING:
@@ -300,7 +305,7 @@ class CallMixin:
                 # per argument set, as the evaluator's own values (each call binds its arguments anew: session
                 # 40 counted 106 K such sets of 13 K values held at the bench site's walks' end)
                 bindings = {k: self._one_set(b) if b.__class__ is frozenset else b for k, b in bindings.items()}
-                key = (v, tuple(sorted(bindings.items(), key=lambda kv: kv[0])))
+                key = _call_key(v, bindings)
             inner = Scope(split_id(v.id)[0], f, v.id, v.self_cls, bindings, scope.depth + 1,
                           dict(v.closure) if v.closure else None, pending=pending)
             if key is None:
