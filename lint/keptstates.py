@@ -23,9 +23,10 @@ from .incstate import built
 
 _KEPT_STATES: Optional[dict] = None  # str(path) -> (the file's signature, or None while not written; IncState)
 _WARM = False  # a process that answers scan after scan (the daemon), not one that writes behind (defer_writes)
-# the states of the results a warm process answered a scan from (a hit): read after answering, with what the
-# next edit's plan and merge ask of them, so that the first edit after a daemon started does not read them
-_PRIMED: list = []
+# the states of the results a warm process answered a scan from (a hit), each with the result's scanned files:
+# read after answering, with what the next edit's plan, merge and report ask of them, so that the first edit
+# after a daemon started does not read them
+_PRIMED: list = []  # [(state path, the scanned files)]
 
 
 def keep_states_in_memory() -> None:
@@ -245,7 +246,9 @@ def write_kept_states() -> list:
     """Free what was retired and write the states and results made since the last call (a warm process, after
     answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
     names it (Manifest.state); a result whose state could not be written names none.  A warm process then
-    reads the states of the results it answered from (_PRIMED), and works out each of those and each written
+    reads the states of the results it answered from (_PRIMED) and which of their scanned files spell a
+    suppression comment (the report's unused ones: suppressions.warm_scanned_sources), and works out each of
+    those states and each written
     state's users, readers and merge (or its lists' folds), and the search-path packages' mention indexes the
     scan asked, what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
@@ -277,8 +280,10 @@ def write_kept_states() -> list:
     if _WARM and _PRIMED:
         from .postwalk import keep_list_folds, keeps_merges, merge_of_state
         from .program.locator import warm_package_index
+        from .suppressions import warm_scanned_sources
 
-        for path in _PRIMED:
+        for path, scanned in _PRIMED:
+            warm_scanned_sources(scanned)
             try:
                 state = read_state(path)
             except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so

@@ -85,6 +85,15 @@ def keep_scanned_sources() -> None:
         _KEPT_SOURCES = {}
 
 
+def warm_scanned_sources(paths) -> None:
+    """A warm process, after answering from a result (a hit): which of its scanned files spell a suppression
+    comment, read while nobody waits -- the next edit's report asks (_scanned_sources), and on the bench site
+    reading its 13,000 files was 0.28 s of the daemon's first edit."""
+    if _KEPT_SOURCES is not None:
+        for path in paths:
+            _source_with_comments(path)
+
+
 def _source_with_comments(path: str) -> Optional[str]:
     """The file's source if it may hold a suppression comment, else None (also where it cannot be read)."""
     if _KEPT_SOURCES is not None:

@@ -171,11 +171,12 @@ def warm(monkeypatch):
     merge of the regions' findings, the summaries the last answer read; ``answered()`` does what it does after
     each answer."""
     from compile_lint import cache as summary_cache
-    from compile_lint import keptstates, postwalk
+    from compile_lint import keptstates, postwalk, suppressions
 
     monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
     monkeypatch.setattr(keptstates, "_WARM", True)
     monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
+    monkeypatch.setattr(suppressions, "_KEPT_SOURCES", {})
     monkeypatch.setattr(summary_cache, "_LOADED", {})
     monkeypatch.setattr(summary_cache, "_LOADED_NOW", {})
 
@@ -234,19 +235,25 @@ def test_a_warm_process_keeps_each_regions_findings_as_its_merge_does(tmp_path, 
 
 def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm):
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
-    result cache hit), with its readers, its merge and its walk logs' indexes: the next edit's merge folds
-    against that merge, its replays go from those indexes, and the findings are a scan without cache's."""
-    from compile_lint import keptstates
+    result cache hit), with its readers, its merge and its walk logs' indexes, and which scanned files spell a
+    suppression comment: the next edit's merge folds against that merge, its replays go from those indexes,
+    its report reads no file for suppressions, and the findings are a scan without cache's."""
+    from compile_lint import keptstates, suppressions
 
     root = tmp_path / "nn_tree"
     shutil.copytree(HERE / "fixtures" / "nn_tree", root)
+    noted = sorted(root.rglob("*.py"))[0]
+    noted.write_text(noted.read_text() + "\nimport os  # noqa: F401\n")
     cache = tmp_path / "cache"
     _scan(root, cache)
     warm()
     keptstates._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
+    suppressions._KEPT_SOURCES.clear()
     assert _scan(root, cache).stats["result_cache"] == "hit"
     state = warm()
     assert state.__dict__.get("_merge") is not None and state.readers(build=False) is not None
+    kept = suppressions._KEPT_SOURCES
+    assert set(kept) == {str(p) for p in root.rglob("*.py")} and kept[str(noted)][1] == noted.read_text()
     logs = [log for *_, walk_logs in state.walks for log in walk_logs]
     assert logs and all(log.index is not None for log in logs)
     edits = replayed = 0
