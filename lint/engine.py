@@ -449,6 +449,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
     regions: list = []
     reach = Reach(program, trace_rules, import_roots=search_path, torch_version=options.torch_version,
                   show_disabled=options.show_disabled)
+    reach.replay_by_key = not options.keep_paths_by_hazard  # (walk_one merges each region's findings per key)
     # (a warm process folds only what changed since the previous scan's merge: postwalk.MergedFindings; a plan
     # made again after the contexts moved folds in full)
     merged = MergedFindings(options.keep_paths_by_hazard, remember=keeps_merges(),

@@ -43,7 +43,7 @@ from .reach_conditions import (all_alternatives, dedup, either_certain, fold_alt
                                self_fact)
 from .reach_hooks import ModuleHooksMixin
 from .reach_replay import ReplayMixin, WalkLog
-from .reach_report import BuiltPaths, ReportMixin
+from .reach_report import BuiltPaths, ReportMixin, hazard_detail
 from .regions import Region
 from .values import Const, Func, Instance, SeqVal, TupleVal
 
@@ -130,6 +130,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         self.replay_findings: Optional[list] = None
         self.replay_old_steps = None
         self.replays_keeping = 0
+        # whether the caller merges a region's findings per key, not reading every path (reach_replay.Touched)
+        self.replay_by_key = False
         self.replay_visits_kept = 0
         self.replays_relinked = 0
         # of the replays keeping findings, those that went from the log's index; the nodes of a variant whose
@@ -139,6 +141,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         # (id of a node's steps, the node) -> (the steps, and what _KeepingReplay._kinds says of them)
         self._replay_kinds: dict = {}
         self._replay_files: dict = {}  # module -> its file, as a finding's path names it (reach_replay)
+        self._reporter_keys: dict = {}  # _reporter_key
 
 
     # ------------------------------------------------------------------- walk
@@ -352,6 +355,27 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         if step == _HAZARD:
             return lambda c: self._hazard(act, node, ctx, c)
         return lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c)
+
+    def _reporter_key(self, step, what, act: Action, node: Node, region: Region, certain: bool) -> Optional[tuple]:
+        """What the merge key of the finding ``_reporter``'s report makes owes to the step alone -- (rule code,
+        file, the fix point if ``node`` is a cached loader's: ReportMixin._report_fixed; none of them depends
+        on the region or the conditions) -- or None where it
+        makes none; the fix point otherwise is the path's (ReportMixin.path_fix_point).  Kept for the scan by
+        the action's and the node's identity (nodes are one object per value: _nodes_interned), each kept with
+        it: a replay asks it of many thousand kept reports (reach_replay.Touched)."""
+        memo_key = (id(act), id(node), step, what)
+        got = self._reporter_keys.get(memo_key)
+        if got is None or got[0] is not act or got[1] is not node:
+            if step == _HAZARD:
+                rule, detail = ALL_RULES[act.rule], hazard_detail(act)
+            else:
+                rule, detail = ALL_RULES[what], ""
+            parts = None
+            if step != _HAZARD or self._hazard_reported(act, node):
+                fixed = self._report_fixed(rule, act, node, region, detail, certain)
+                parts = (fixed[1], fixed[3], fixed[7])
+            got = self._reporter_keys[memo_key] = (act, node, parts)
+        return got[2]
 
     def _alternative_label(self, fid: str) -> str:
         """How a condition names one of a call's callees: its qualified name, or for a module-level function

@@ -124,16 +124,106 @@ class ReplayMixin:
         return got
 
 
+class Touched:
+    """What an edit may have changed of a replayed region's findings: whole hazard sites, (file, line) --
+    those a node worked out again had a hazard or report step on before the edit -- and merge keys, (rule,
+    file, line, fix point): postwalk._merge_key, of the reports made at hot visits.
+
+    Where the caller reads every path of each (rule, file, line) in walk order (the pre-commit hook), a hot
+    report touches its whole site, and every report at a touched site is made again.  Where it merges the
+    region's findings per key (engine.walk_one: one per hazard and fix point, ``by_key``), each key's findings
+    are folded (fold_alternatives) and merged apart from any other key's: a kept visit's report near a touched
+    key (at its site) whose own key is not touched would make again what the previous walk merged for that
+    key, so the previous finding stands in for it, where the key is first met -- the caller's list is then
+    what making every report at those sites again gives, with the keys in the order first met (the order of
+    findings that sort alike, two fix points of one hazard).  On the bench site's kimi_k3_mla leaf edit, a hot
+    loader's call moved on its line touched the hazards of jit/core.py below it, and its 123 replays made
+    again the reports of some 70,000 kept visits below the other loaders, one fix point each."""
+
+    __slots__ = ("by_key", "sites", "keys", "_near", "_previous", "_placed", "_fix_points")
+
+    def __init__(self, by_key: bool, previous: list):
+        self.by_key = by_key
+        self.sites: set = set()
+        self.keys: set = set()
+        self._near: Optional[set] = None  # the sites of both
+        self._previous = previous  # the previous walk's findings (merged: one per key)
+        self._placed: Optional[dict] = None  # key -> the previous finding at a touched site (``kept``)
+        self._fix_points: dict = {}  # id(node) -> ReportMixin.path_fix_point (the replay's paths: one per node)
+
+    def found(self, found: list) -> None:
+        """``found``, reports made at hot visits."""
+        if self.by_key:
+            self.keys.update((f.rule, f.path, f.line, f.fix_point) for f in found)
+        else:
+            self.sites.update((f.path, f.line) for f in found)
+        self._near = None
+
+    def old_steps(self, path: str, steps) -> None:
+        """A node worked out again: the sites of its hazard and report steps before the edit (``steps``, in
+        its file ``path``) are touched whole (what they reported may be gone)."""
+        from .reach import _CHILD
+
+        self.sites.update((path, act.line) for step, _, act, _ in steps if step != _CHILD)
+        self._near = None
+
+    def near(self, path: str, line: int) -> bool:
+        """Whether (``path``, ``line``) is a touched site, or a touched key's: a report there is made again,
+        or its key's previous finding stands in for it (``kept``)."""
+        if self._near is None:
+            self._near = self.sites | {(path, line) for _, path, line, _ in self.keys}
+        return (path, line) in self._near
+
+    def files(self) -> set:
+        return {path for path, _ in self.sites} | {path for _, path, _, _ in self.keys}
+
+    def kept(self, reach, step, what, act, node, ctx, conds: tuple) -> Optional[list]:
+        """For a kept visit's report near a touched site (its conditions ``conds`` as ``take`` filters them):
+        None where it is to be made again (its site or its key is touched), else what stands in for it -- the
+        previous walk's finding of its key the first time the key is met, nothing after."""
+        if not self.by_key:
+            return None
+        parts = reach._reporter_key(step, what, act, node, ctx[2], not conds)
+        if parts is None:
+            return None
+        rule, path, fix_point = parts
+        if (path, act.line) in self.sites:
+            return None
+        if not fix_point:
+            fix_point = self._fix_points.get(id(node))
+            if fix_point is None:
+                fix_point = self._fix_points[id(node)] = reach.path_fix_point(node, ctx)
+        key = (rule, path, act.line, fix_point)
+        if key in self.keys:
+            return None
+        placed = self._placed
+        if placed is None:
+            near = self.near
+            placed = self._placed = {(f.rule, f.path, f.line, f.fix_point): f for f in self._previous
+                                     if near(f.path, f.line)}
+        f = placed.get(key)
+        if f is None:
+            return None if key not in placed else []  # (not a previous finding's key: made again)
+        placed[key] = None  # (placed: met again below)
+        return [f]
+
+    def __bool__(self) -> bool:
+        return bool(self.sites or self.keys)
+
+
 class KeptFirst(list):
-    """A replay's findings that keep the previous walk's at the sites the edit did not touch: those come first
+    """A replay's findings that keep the previous walk's where the edit did not touch them: those come first
     (``kept`` of them), one per hazard key already (the caller's, engine.walk_one, merged them so), and none
-    of their sites is one of the rest's -- the caller merges only the rest."""
+    of their sites is one near a touched site or key (Touched.near) -- the rest's are, in walk order (the
+    previous findings that stand in for reports not touched among them: Touched.kept); the caller merges
+    only the rest."""
     __slots__ = ("kept",)
 
-    def __init__(self, previous: list, touched, made: list):
+    def __init__(self, previous: list, touched: Touched, made: list):
         if touched:
-            lines = {line for _, line in touched}  # (most findings' lines are none of them: no pair made)
-            super().__init__(f for f in previous if f.line not in lines or (f.path, f.line) not in touched)
+            lines = {line for _, line in touched.sites} | {line for _, _, line, _ in touched.keys}
+            # (most findings' lines are none of the touched ones: no pair made)
+            super().__init__(f for f in previous if f.line not in lines or not touched.near(f.path, f.line))
         else:
             super().__init__(previous)
         self.kept = len(self)
@@ -421,6 +511,8 @@ class _KeepingReplay(_Replay):
         # self, whether in phase 1); a kept deferred report (node, step, what, action, conditions, facts on
         # self, how many of the conditions are the path's)
         self.later: list = []
+        self.touched: Optional[Touched] = None  # (result)
+        self.made_again = 0  # findings of kept reports made again (result)
 
     def put(self, change: tuple) -> None:
         super().put(change)
@@ -510,15 +602,13 @@ class _KeepingReplay(_Replay):
             return _ANOTHER_PATH
         reach = self.reach
         self.findings = []  # the reports made again, in walk order
-        touched = set()
+        touched = self.touched = Touched(reach.replay_by_key, self.previous)
         for item in self.later:
             if item.__class__ is list:
-                touched.update((f.path, f.line) for f in item)
+                touched.found(item)
         for node in self.worked_out:
-            path = self._file(node.fid)
-            touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
-                           if step != _CHILD)
-        files = {path for path, _ in touched}
+            touched.old_steps(self._file(node.fid), reach.replay_old_steps(node, self.variant))
+        files = touched.files()
         kept = 0
         for item in self.later:
             if item.__class__ is list:
@@ -530,16 +620,16 @@ class _KeepingReplay(_Replay):
                 if path not in files:
                     kept += 1
                     continue
-                made_before = len(self.findings)
+                made_before = self.made_again
                 for step, what, act, conds in self._kinds(node, self.steps_of[node][0], True)[certain_only]:
-                    if (path, act.line) in touched:
+                    if touched.near(path, act.line):
                         self._made_again(node, step, what, act, here + conds if conds else here, known, len(here))
-                kept += len(self.findings) == made_before
+                kept += self.made_again == made_before
                 continue
             node, step, what, act, conds, known, here = item
             if step == _HAZARD and not reach._hazard_reported(act, node):
                 continue
-            if (self._file(node.fid), act.line) in touched:
+            if touched.near(self._file(node.fid), act.line):
                 self._made_again(node, step, what, act, conds, known, here)
         reach.replay_visits_kept += kept
         made = self.findings
@@ -566,8 +656,14 @@ class _KeepingReplay(_Replay):
         return got[2]
 
     def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
-        """A kept report at a touched site, made again from the state its visit met (``report``); after the
-        walk, so not one of ``later``'s (the base class's emit)."""
+        """A kept report near a touched site, made again from the state its visit met (``report``) unless the
+        previous finding of its key stands in for it (Touched.kept); after the walk, so not one of ``later``'s
+        (the base class's emit)."""
         conds = self.against_facts(node, conds, known, here)
-        if conds is not None:
-            _Replay.emit(self, node, step, what, act, dedup(conds))
+        if conds is None:
+            return
+        kept = self.touched.kept(self.reach, step, what, act, node, self.ctx, conds)
+        if kept is not None:
+            self.findings.extend(kept)
+        else:
+            self.made_again += len(_Replay.emit(self, node, step, what, act, dedup(conds)))

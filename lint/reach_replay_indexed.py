@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
+from typing import Optional
 
 from .reach import _CHILD, _HAZARD
 from .reach_conditions import dedup, fold_alternatives
-from .reach_replay import SEQUENTIAL, KeptFirst, _Replay, frame_moved, module_file
+from .reach_replay import SEQUENTIAL, KeptFirst, Touched, _Replay, frame_moved, module_file
 
 _END = float("inf")  # the time of the reports made again at kept visits: after the walk, as _KeepingReplay's
 
@@ -132,6 +133,7 @@ class IndexedReplay(_Replay):
         self.order_matters = False  # the walk's order matters here (the module docstring): SEQUENTIAL
         self.hot_from: dict = {}  # node -> the index of the change after which its visits are hot
         self.tasks: list = []  # the reports to make: (walk order key, node, step, what, action, conds, facts, n)
+        self.stand_ins: list = []  # (walk order key, [a previous finding]): Touched.kept
 
     # ------------------------------------------------------------------ where things are
     def state_at(self, n, p: int) -> tuple:
@@ -183,17 +185,17 @@ class IndexedReplay(_Replay):
                         if not fits:
                             return None
         made = self._make(self.tasks, False)
-        touched = {(f.path, f.line) for _, found in made for f in found}
+        touched = Touched(reach.replay_by_key, self.previous)
+        for _, found in made:
+            touched.found(found)
         for node in self.worked_out:
-            path = self._file(node.fid.partition(":")[0])
-            touched.update((path, act.line) for step, _, act, _ in reach.replay_old_steps(node, self.variant)
-                           if step != _CHILD)
-        again = self._make(self._kept_at(touched), True)
+            touched.old_steps(self._file(node.fid.partition(":")[0]), reach.replay_old_steps(node, self.variant))
+        again = self._make(self._kept_at(touched), True, touched)
         if self.order_matters:
             return SEQUENTIAL
         # (a kept visit whose reports were made again is not counted kept: as _KeepingReplay counts)
         remade = len({key[0] for key, found in again if found and key[0].__class__ is int})
-        made += again
+        made += again + self.stand_ins
         made.sort(key=_first)
         findings = [f for _, found in made for f in found]
         reach.replay_visits_kept += idx.n_visits - hot_visits - remade
@@ -302,9 +304,10 @@ class IndexedReplay(_Replay):
         self.fresh.append(j)
         return True
 
-    def _kept_at(self, touched: set) -> list:
-        """The reports of the kept visits (and of their deferred steps) at the touched sites, to make again."""
-        files = {path for path, _ in touched}
+    def _kept_at(self, touched: Touched) -> list:
+        """The reports of the kept visits (and of their deferred steps) near the touched sites (Touched.near):
+        each made again, or stood in for by the previous finding of its key (Touched.kept)."""
+        files = touched.files()
         reach, idx = self.reach, self.idx
         tasks = []
         p1 = idx.phase_ends[0]
@@ -313,37 +316,54 @@ class IndexedReplay(_Replay):
             if path not in files:
                 continue
             for n in nodes:
-                steps = None
+                near = None
                 for v in idx.visits[n]:
                     if self.hot(n, v):
                         continue
-                    if steps is None:
-                        steps = reach._steps(n, self.predicates, self.variant)
+                    if near is None:
+                        near = self._near_steps(n, path, touched)
+                        if not near:
+                            break
                     conds_n, facts_n = self.state_at(n, v)
                     phase1 = v < p1
-                    c = 0
-                    for i, (step, what, act, conds) in enumerate(steps):
-                        if step == _CHILD:
-                            c += bool(conds and phase1)
-                            continue
-                        if (path, act.line) not in touched or (step == _HAZARD and
-                                                               not reach._hazard_reported(act, n)):
-                            continue
+                    for i, step, what, act, conds, c in near:
                         key = (self.taken_at(v, c) - 0.5, v, i) if conds and phase1 else (v, i, 0)
                         tasks.append((key, n, step, what, act, conds_n + conds if conds else conds_n, facts_n,
                                       len(conds_n)))
         return tasks
 
-    def _make(self, tasks: list, after_walk: bool) -> list:
+    def _near_steps(self, n, path: str, touched: Touched) -> list:
+        """``n``'s hazard and report steps near a touched site that make a finding, each as (index, step, what,
+        action, conditions, how many conditional calls come before it: taken after phase 1 where the visit is
+        in it).  (Once per node: a touched file's nodes are visited hundreds of times, most with none.)"""
+        reach = self.reach
+        out = []
+        c = 0
+        for i, (step, what, act, conds) in enumerate(reach._steps(n, self.predicates, self.variant)):
+            if step == _CHILD:
+                c += bool(conds)
+            elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
+                out.append((i, step, what, act, conds, c))
+        return out
+
+    def _make(self, tasks: list, after_walk: bool, touched: Optional[Touched] = None) -> list:
         """The reports of ``tasks`` in walk order: [(key, findings)].  Those made again at kept visits are
-        made after the walk (their paths as the links are then), as _KeepingReplay makes them."""
+        made after the walk (their paths as the links are then), as _KeepingReplay makes them, unless the
+        previous finding of their key stands in for them (``touched``: Touched.kept; in ``stand_ins``)."""
         tasks.sort(key=_first)
         out = []
         for key, node, step, what, act, conds, known, here in tasks:
             self.links.now = _END if after_walk else key[0]
             conds = self.against_facts(node, conds, known, here)
-            if conds is not None:
-                out.append((key, self.emit(node, step, what, act, dedup(conds))))
+            if conds is None:
+                continue
+            if touched is not None:
+                kept = touched.kept(self.reach, step, what, act, node, self.ctx, conds)
+                if kept is not None:
+                    if kept:
+                        self.stand_ins.append((key, kept))
+                    continue
+            out.append((key, self.emit(node, step, what, act, dedup(conds))))
         return out
 
 

@@ -33,6 +33,11 @@ def _top_package(path: str, import_roots: tuple = ()) -> str:
     return "/".join(parts[:-1])
 
 
+def hazard_detail(act: Action) -> str:
+    """What a hazard's message adds for its kind."""
+    return " (receiver type not resolved; matched by method name)" if act.kind == "shape" else ""
+
+
 class BuiltPaths(dict):
     """The paths above the nodes (ReportMixin._prefix) of a logged walk, and which node's report first needed
     each (``by``; ``reporter``, when set, stands for the report that builds them): for a node whose parent
@@ -58,13 +63,9 @@ class ReportMixin:
         return act.kind not in ("random", "mutate") or node.mode == "cached"
 
     def _hazard(self, act: Action, node: Node, ctx, conditions: tuple = ()) -> list:
-        rule = ALL_RULES[act.rule]
         if not self._hazard_reported(act, node):
             return []
-        detail = ""
-        if act.kind == "shape":
-            detail = " (receiver type not resolved; matched by method name)"
-        found = self._report(rule, act, node, ctx, detail, conditions)
+        found = self._report(ALL_RULES[act.rule], act, node, ctx, hazard_detail(act), conditions)
         if act.kind == "env" and act.callee != "os.getenv" and act.detail:
             for f in found:  # dropped after the walk if the program sets this key (postwalk.drop_set_env_keys)
                 f.env_key = act.detail
@@ -73,16 +74,8 @@ class ReportMixin:
     # ------------------------------------------------------------------- report
     def _report(self, rule, act: Action, node: Node, ctx, detail: str = "", conditions: tuple = ()) -> list:
         parent, prefixes, region, region_ref = ctx
-        # what a report says depends on the node, the action and fullgraph only; the path to it, on the region.
-        # Actions are keyed by identity (hashing one hashes its expressions) and kept in the entry, so that
-        # identity is never reused.
-        certain = not conditions
-        key = (id(act), node, rule.code, region.fullgraph is True, detail, certain)
-        fixed = self._report_memo.get(key)
-        if fixed is None:
-            fixed = self._report_memo[key] = (act,) + self._report_text(rule, act, node, region.fullgraph, detail,
-                                                                        certain)
-        _, code, severity, path, qualname, message, dynamo, loader_fix_point = fixed
+        _, code, severity, path, qualname, message, dynamo, loader_fix_point = self._report_fixed(
+            rule, act, node, region, detail, not conditions)
         frames, cached = self._frames(node, act.line, parent, prefixes)
         return [Finding(
             rule=code,
@@ -99,6 +92,25 @@ class ReportMixin:
             fix_point=loader_fix_point or self._fix_point(frames, cached, region),
             conditions=conditions,
         )]
+
+    def _report_fixed(self, rule, act: Action, node: Node, region: Region, detail: str, certain: bool) -> tuple:
+        """(the action, then ``_report_text``'s): what a report says depends on the node, the action and
+        fullgraph only; the path to it, on the region.  Actions are keyed by identity (hashing one hashes its
+        expressions) and kept in the entry, so that identity is never reused."""
+        key = (id(act), node, rule.code, region.fullgraph is True, detail, certain)
+        fixed = self._report_memo.get(key)
+        if fixed is None:
+            fixed = self._report_memo[key] = (act,) + self._report_text(rule, act, node, region.fullgraph, detail,
+                                                                        certain)
+        return fixed
+
+    def path_fix_point(self, node: Node, ctx) -> str:
+        """The fix point of a report in ``node`` that its path decides (``_report``: a node not under a cached
+        loader of its own), whatever the line."""
+        parent, prefixes, region, _ = ctx
+        prefix, cached = self._prefix(node, parent, prefixes)
+        # (of the node's own frame the fix point reads its file and function only: line 0 stands for any)
+        return self._fix_point(prefix + (self._frame(node, 0),), cached, region)
 
     def _report_text(self, rule, act: Action, node: Node, fullgraph, detail: str, certain: bool = True) -> tuple:
         """(rule code, severity, path, qualname, message, Dynamo outcome, fix point if a cached loader)."""

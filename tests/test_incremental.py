@@ -756,12 +756,15 @@ def test_a_comment_that_changes_no_text_search_is_a_hit_from_the_states_header(c
 
 # the tables of Program / Reach / RegionFinder that need no tracking: pure functions of their key (interning,
 # syntax-only caches), per-scan inputs, counters for the stats, recursion guards (order effects: see README),
-# the provisional entries of the cycles under way (empty between two units: program/fixpoint.py)
+# the provisional entries of the cycles under way (empty between two units: program/fixpoint.py), what a
+# replay keeping findings asks of a kept report (its steps' kinds, its file, its merge key's parts: what the
+# reports say is unchanged where it keeps them, Incremental._reports_unchanged)
 _UNTRACKED = {
     "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_value_reads_memo", "_active",
                 "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
                 "_seeds", "_external_attrs", "_external_instance_attrs"},  # (the last two: of names only)
-    "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files", "_nodes_interned"},
+    "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files", "_nodes_interned",
+              "_reporter_keys"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 
@@ -1395,3 +1398,30 @@ def test_a_full_scan_where_an_incremental_one_was_asked_for_says_why_in_its_stat
     assert _findings(got) == _findings(_scan(root, None))
     fresh = _scan(root, cache.parent / "empty-cache")
     assert fresh.stats["result_cache_miss"] == "no result of a scan with these options and this analyzer"
+
+
+def test_a_replay_keeps_the_findings_of_the_other_fix_points_of_a_touched_hazard_in_the_order_first_met(tmp_path):
+    """One hazard below two cached loaders: two findings that sort alike (one per fix point), in the order the
+    walk first met them.  A same-line edit in the first loader moves its call of ``build``: the replay makes
+    again that fix point's report, and the other's previous finding stands in for its own (Touched.kept) --
+    in the order a scan without cache gives, with the kept visits counted kept."""
+    root, cache, first = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "import subprocess\n\n\ndef build():\n    return subprocess.run(['nvcc', '--version'])\n",
+        "pkg/loaders.py": "import functools\nfrom pkg.core import build\n\n\n@functools.cache\ndef load_b():\n"
+                          "    return build()\n\n\n@functools.cache\ndef load_a():\n    return build()\n",
+        "pkg/model.py": "import torch\nfrom pkg.loaders import load_a, load_b\n\n\n@torch.compile(fullgraph=True)\n"
+                        "def f(x):\n    load_b()\n    load_a()\n    return x\n",
+    })
+    at_build = [(f["fix_point"], f["line"]) for f in _findings(first) if f["path"].endswith("core.py")]
+    assert [fp for fp, _ in at_build] == ["load_b", "load_a"] and len({line for _, line in at_build}) == 1
+    loaders = root / "pkg/loaders.py"
+    original = loaders.read_text()
+    for name in ("load_b", "load_a"):
+        _edit(loaders, f"def {name}():\n    return build()",
+              f"def {name}():\n    _e = __import__('os').environ.get('E'); return build()")
+        got = _check(root, cache)
+        inc = got.stats["incremental"]
+        assert inc["regions_replayed"] == 1 and inc["visits_kept"] > 0, name
+        _write(loaders, original)
+        _check(root, cache)
