@@ -356,7 +356,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
             return lambda c: self._hazard(act, node, ctx, c)
         return lambda c: self._report(ALL_RULES[what], act, node, ctx, conditions=c)
 
-    def _reporter_key(self, step, what, act: Action, node: Node, region: Region, certain: bool) -> Optional[tuple]:
+    def _reporter_key(self, step, what, act: Action, node: Node, region: Region) -> Optional[tuple]:
         """What the merge key of the finding ``_reporter``'s report makes owes to the step alone -- (rule code,
         file, the fix point if ``node`` is a cached loader's: ReportMixin._report_fixed; none of them depends
         on the region or the conditions) -- or None where it
@@ -372,7 +372,7 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
                 rule, detail = ALL_RULES[what], ""
             parts = None
             if step != _HAZARD or self._hazard_reported(act, node):
-                fixed = self._report_fixed(rule, act, node, region, detail, certain)
+                fixed = self._report_fixed(rule, act, node, region, detail, True)
                 parts = (fixed[1], fixed[3], fixed[7])
             got = self._reporter_keys[memo_key] = (act, node, parts)
         return got[2]

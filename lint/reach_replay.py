@@ -148,7 +148,7 @@ class Touched:
         self.keys: set = set()
         self._near: Optional[set] = None  # the sites of both
         self._previous = previous  # the previous walk's findings (merged: one per key)
-        self._placed: Optional[dict] = None  # key -> the previous finding at a touched site (``kept``)
+        self._placed: Optional[dict] = None  # key -> the previous finding near a touched site, None once placed
         self._fix_points: dict = {}  # id(node) -> ReportMixin.path_fix_point (the replay's paths: one per node)
 
     def found(self, found: list) -> None:
@@ -169,7 +169,7 @@ class Touched:
 
     def near(self, path: str, line: int) -> bool:
         """Whether (``path``, ``line``) is a touched site, or a touched key's: a report there is made again,
-        or its key's previous finding stands in for it (``kept``)."""
+        or its key's previous finding stands in for it (``stand_in``)."""
         if self._near is None:
             self._near = self.sites | {(path, line) for _, path, line, _ in self.keys}
         return (path, line) in self._near
@@ -177,13 +177,14 @@ class Touched:
     def files(self) -> set:
         return {path for path, _ in self.sites} | {path for _, path, _, _ in self.keys}
 
-    def kept(self, reach, step, what, act, node, ctx, conds: tuple) -> Optional[list]:
-        """For a kept visit's report near a touched site (its conditions ``conds`` as ``take`` filters them):
-        None where it is to be made again (its site or its key is touched), else what stands in for it -- the
-        previous walk's finding of its key the first time the key is met, nothing after."""
+    def stand_in(self, reach, step, what, act, node, ctx) -> Optional[tuple]:
+        """For a kept visit's hazard or report step near a touched site: the key of the previous finding that
+        stands in for its reports (its site and its key untouched, the key one of the previous findings'),
+        else None (they are made again).  The same at every visit of the node: a key does not depend on the
+        conditions (a replay's paths are one per node)."""
         if not self.by_key:
             return None
-        parts = reach._reporter_key(step, what, act, node, ctx[2], not conds)
+        parts = reach._reporter_key(step, what, act, node, ctx[2])
         if parts is None:
             return None
         rule, path, fix_point = parts
@@ -196,15 +197,18 @@ class Touched:
         key = (rule, path, act.line, fix_point)
         if key in self.keys:
             return None
-        placed = self._placed
-        if placed is None:
+        if self._placed is None:
             near = self.near
-            placed = self._placed = {(f.rule, f.path, f.line, f.fix_point): f for f in self._previous
-                                     if near(f.path, f.line)}
-        f = placed.get(key)
+            self._placed = {(f.rule, f.path, f.line, f.fix_point): f for f in self._previous if near(f.path, f.line)}
+        return key if key in self._placed else None
+
+    def place(self, key: tuple) -> list:
+        """What stands in for a report of ``key`` (``stand_in``) met in walk order: its previous finding the
+        first time, nothing after."""
+        f = self._placed[key]
         if f is None:
-            return None if key not in placed else []  # (not a previous finding's key: made again)
-        placed[key] = None  # (placed: met again below)
+            return []
+        self._placed[key] = None
         return [f]
 
     def __bool__(self) -> bool:
@@ -215,7 +219,7 @@ class KeptFirst(list):
     """A replay's findings that keep the previous walk's where the edit did not touch them: those come first
     (``kept`` of them), one per hazard key already (the caller's, engine.walk_one, merged them so), and none
     of their sites is one near a touched site or key (Touched.near) -- the rest's are, in walk order (the
-    previous findings that stand in for reports not touched among them: Touched.kept); the caller merges
+    previous findings that stand in for reports not touched among them: Touched.stand_in); the caller merges
     only the rest."""
     __slots__ = ("kept",)
 
@@ -657,13 +661,13 @@ class _KeepingReplay(_Replay):
 
     def _made_again(self, node, step, what, act, conds: tuple, known, here: int) -> None:
         """A kept report near a touched site, made again from the state its visit met (``report``) unless the
-        previous finding of its key stands in for it (Touched.kept); after the walk, so not one of ``later``'s
-        (the base class's emit)."""
+        previous finding of its key stands in for it (Touched.stand_in); after the walk, so not one of
+        ``later``'s (the base class's emit)."""
         conds = self.against_facts(node, conds, known, here)
         if conds is None:
             return
-        kept = self.touched.kept(self.reach, step, what, act, node, self.ctx, conds)
-        if kept is not None:
-            self.findings.extend(kept)
+        key = self.touched.stand_in(self.reach, step, what, act, node, self.ctx)
+        if key is not None:
+            self.findings.extend(self.touched.place(key))
         else:
             self.made_again += len(_Replay.emit(self, node, step, what, act, dedup(conds)))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
-from typing import Optional
 
 from .reach import _CHILD, _HAZARD
 from .reach_conditions import dedup, fold_alternatives
@@ -133,7 +132,6 @@ class IndexedReplay(_Replay):
         self.order_matters = False  # the walk's order matters here (the module docstring): SEQUENTIAL
         self.hot_from: dict = {}  # node -> the index of the change after which its visits are hot
         self.tasks: list = []  # the reports to make: (walk order key, node, step, what, action, conds, facts, n)
-        self.stand_ins: list = []  # (walk order key, [a previous finding]): Touched.kept
 
     # ------------------------------------------------------------------ where things are
     def state_at(self, n, p: int) -> tuple:
@@ -190,12 +188,16 @@ class IndexedReplay(_Replay):
             touched.found(found)
         for node in self.worked_out:
             touched.old_steps(self._file(node.fid.partition(":")[0]), reach.replay_old_steps(node, self.variant))
-        again = self._make(self._kept_at(touched), True, touched)
+        self.links.now = _END  # (the paths of the reports of kept visits: as the links are after the walk)
+        tasks, stand_ins = self._kept_at(touched)
+        again = self._make(tasks, True)
         if self.order_matters:
             return SEQUENTIAL
         # (a kept visit whose reports were made again is not counted kept: as _KeepingReplay counts)
         remade = len({key[0] for key, found in again if found and key[0].__class__ is int})
-        made += again + self.stand_ins
+        made += again
+        stand_ins.sort(key=_first)
+        made += [(at, found) for at, key in stand_ins for found in [touched.place(key)] if found]
         made.sort(key=_first)
         findings = [f for _, found in made for f in found]
         reach.replay_visits_kept += idx.n_visits - hot_visits - remade
@@ -304,12 +306,15 @@ class IndexedReplay(_Replay):
         self.fresh.append(j)
         return True
 
-    def _kept_at(self, touched: Touched) -> list:
+    def _kept_at(self, touched: Touched) -> tuple:
         """The reports of the kept visits (and of their deferred steps) near the touched sites (Touched.near):
-        each made again, or stood in for by the previous finding of its key (Touched.kept)."""
+        (those to make again, as ``_make`` takes them; (walk order key, key) where each step whose reports the
+        previous finding of its key stands in for (Touched.stand_in) first reports at a visit and after
+        phase 1 -- in each the first visit whose guards on ``self`` let it report; the earlier of the two is
+        where the key is first met).  (By node: a touched file's nodes are visited hundreds of times.)"""
         files = touched.files()
-        reach, idx = self.reach, self.idx
-        tasks = []
+        idx = self.idx
+        tasks, stand_ins = [], []
         p1 = idx.phase_ends[0]
         for mod, nodes in idx.by_module().items():
             path = self._file(mod)
@@ -324,18 +329,26 @@ class IndexedReplay(_Replay):
                         near = self._near_steps(n, path, touched)
                         if not near:
                             break
+                        placed: set = set()  # (step index, whether deferred) of the stand-ins found
                     conds_n, facts_n = self.state_at(n, v)
                     phase1 = v < p1
-                    for i, step, what, act, conds, c in near:
-                        key = (self.taken_at(v, c) - 0.5, v, i) if conds and phase1 else (v, i, 0)
-                        tasks.append((key, n, step, what, act, conds_n + conds if conds else conds_n, facts_n,
-                                      len(conds_n)))
-        return tasks
+                    for i, step, what, act, conds, c, key in near:
+                        deferred = bool(conds and phase1)
+                        if key is not None and (i, deferred) in placed:
+                            continue
+                        at = (self.taken_at(v, c) - 0.5, v, i) if deferred else (v, i, 0)
+                        all_conds = conds_n + conds if conds else conds_n
+                        if key is None:
+                            tasks.append((at, n, step, what, act, all_conds, facts_n, len(conds_n)))
+                        elif self.against_facts(n, all_conds, facts_n, len(conds_n)) is not None:
+                            placed.add((i, deferred))
+                            stand_ins.append((at, key))
+        return tasks, stand_ins
 
     def _near_steps(self, n, path: str, touched: Touched) -> list:
         """``n``'s hazard and report steps near a touched site that make a finding, each as (index, step, what,
-        action, conditions, how many conditional calls come before it: taken after phase 1 where the visit is
-        in it).  (Once per node: a touched file's nodes are visited hundreds of times, most with none.)"""
+        action, conditions, how many conditional calls come before it -- taken after phase 1 where the visit
+        is in it --, the key of the previous finding that stands in for its reports or None)."""
         reach = self.reach
         out = []
         c = 0
@@ -343,27 +356,19 @@ class IndexedReplay(_Replay):
             if step == _CHILD:
                 c += bool(conds)
             elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
-                out.append((i, step, what, act, conds, c))
+                out.append((i, step, what, act, conds, c, touched.stand_in(reach, step, what, act, n, self.ctx)))
         return out
 
-    def _make(self, tasks: list, after_walk: bool, touched: Optional[Touched] = None) -> list:
+    def _make(self, tasks: list, after_walk: bool) -> list:
         """The reports of ``tasks`` in walk order: [(key, findings)].  Those made again at kept visits are
-        made after the walk (their paths as the links are then), as _KeepingReplay makes them, unless the
-        previous finding of their key stands in for them (``touched``: Touched.kept; in ``stand_ins``)."""
+        made after the walk (their paths as the links are then), as _KeepingReplay makes them."""
         tasks.sort(key=_first)
         out = []
         for key, node, step, what, act, conds, known, here in tasks:
             self.links.now = _END if after_walk else key[0]
             conds = self.against_facts(node, conds, known, here)
-            if conds is None:
-                continue
-            if touched is not None:
-                kept = touched.kept(self.reach, step, what, act, node, self.ctx, conds)
-                if kept is not None:
-                    if kept:
-                        self.stand_ins.append((key, kept))
-                    continue
-            out.append((key, self.emit(node, step, what, act, dedup(conds))))
+            if conds is not None:
+                out.append((key, self.emit(node, step, what, act, dedup(conds))))
         return out
 
 

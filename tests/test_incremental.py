@@ -1422,6 +1422,6 @@ def test_a_replay_keeps_the_findings_of_the_other_fix_points_of_a_touched_hazard
               f"def {name}():\n    _e = __import__('os').environ.get('E'); return build()")
         got = _check(root, cache)
         inc = got.stats["incremental"]
-        assert inc["regions_replayed"] == 1 and inc["visits_kept"] > 0, name
+        assert inc["regions_replayed"] == inc["replays_indexed"] == 1 and inc["visits_kept"] > 0, name
         _write(loaders, original)
         _check(root, cache)
