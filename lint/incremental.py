@@ -67,9 +67,6 @@ class Incremental:
         self._changed_ids: Optional[set] = None
         self._moved: dict = {}
         self._stale_steps: Optional[dict] = None  # variant -> its nodes whose steps are stale: _stale_nodes
-        # the units of the nodes' steps that the regions walked again took from the previous scan (looked up,
-        # or kept by a replay from the log's index without looking them up)
-        self._steps_reused: set = set()
         self._reach = None
         self._program = None
         self.tops: dict = {}  # top unit (reused: the previous scan's) -> its place in this scan
@@ -104,13 +101,14 @@ class Incremental:
         if old is None or old[0] in self.plan.stale:
             return None
         self.kept.add(old[0])
-        self._steps_reused.add(old[0])
         return old
 
     @property
     def steps_reused(self) -> int:
-        """Nodes whose steps the regions walked again took from the previous scan."""
-        return len(self._steps_reused)
+        """Nodes whose steps the regions walked again took from the previous scan: the steps units it kept
+        (looked up, or kept by a replay from the log's index without looking them up; a replay that takes
+        every event looks them up)."""
+        return len(self.kept.intersection(self._old_steps_units())) if self.old is not None else 0
 
     @property
     def steps_walked(self) -> int:
@@ -200,10 +198,9 @@ class Incremental:
             indexed = reach.replays_indexed != indexed_before
             kept = set(self.old.uses.get(old_uid, ())).difference(
                 self._not_kept(reach.replays_keeping != keeping_before, indexed))
-            if indexed:
-                self._steps_reused.update(kept.intersection(self._old_steps_units()))
-            self.t.uses[uid] = tuple(kept.union(self.t.uses[uid]))
             self.kept.update(kept)
+            kept.update(self.t.uses[uid])  # (its own uses: this scan's units, in no previous table)
+            self.t.uses[uid] = tuple(kept)
         self._share_log_values(reach.walk_logs)
         held = self._packer.pack(result) if self._packer is not None else result
         self.walks.append((key, region, uid, held, reach.walk_logs))
