@@ -129,6 +129,23 @@ def end_of_answer() -> None:
         _LOADED_NOW = {}
 
 
+def warm_loaded_summaries(cache: "SummaryCache", records: list) -> None:
+    """A warm process, after answering from a result (a hit), before the next request: the summaries of
+    ``records`` ((path, resultcache.FileRecord), what the next edit's answer reads whatever the edit) read from
+    the cache and kept as the last answer's, up to KEEP_LOADED_MAX."""
+    if _LOADED is None:
+        return
+    for path, rec in records:
+        if len(_LOADED) >= KEEP_LOADED_MAX:
+            break
+        if (rec.key, path) in _LOADED:
+            continue
+        summary = cache.get(rec.key)
+        if summary is not None:
+            summary.path = path
+            _LOADED[(rec.key, path)] = summary
+
+
 class SummaryCache:
     """Summaries by content key.  ``shared``: a second directory (the user cache, lint/cachedirs.py) for the
     summaries of files outside ``project_roots`` (the scanned paths): those depend only on the environment,

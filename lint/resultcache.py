@@ -189,7 +189,7 @@ class ResultCache:
             if self._changed:  # remember the new stats, so the next run is a plain hit
                 self._write(manifest, result)
             if keptstates._WARM and manifest.state:  # (the next edit's state: read after answering, while nobody waits)
-                keptstates._PRIMED.append((self.path.parent / manifest.state, result.scanned_files))
+                keptstates._PRIMED.append((self.path.parent / manifest.state, result, manifest, self.summaries))
             return result
 
     def _unpickle(self, fh):

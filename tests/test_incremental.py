@@ -171,12 +171,13 @@ def warm(monkeypatch):
     merge of the regions' findings, the summaries the last answer read; ``answered()`` does what it does after
     each answer."""
     from compile_lint import cache as summary_cache
-    from compile_lint import keptstates, postwalk, suppressions
+    from compile_lint import keptstates, postwalk, report, suppressions
 
     monkeypatch.setattr(keptstates, "_KEPT_STATES", {})
     monkeypatch.setattr(keptstates, "_WARM", True)
     monkeypatch.setattr(postwalk, "_KEEP_MERGES", True)
     monkeypatch.setattr(suppressions, "_KEPT_SOURCES", {})
+    monkeypatch.setattr(report, "_KEPT_TEXTS", {})
     monkeypatch.setattr(summary_cache, "_LOADED", {})
     monkeypatch.setattr(summary_cache, "_LOADED_NOW", {})
 
@@ -233,12 +234,16 @@ def test_a_warm_process_keeps_each_regions_findings_as_its_merge_does(tmp_path, 
     assert [id(found) for found in lists] == [id(found) for found in memo.lists]
 
 
-def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm):
+def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_next_edit(tmp_path, warm,
+                                                                                          monkeypatch):
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
-    result cache hit), with its readers, its merge and its walk logs' indexes, and which scanned files spell a
-    suppression comment: the next edit's merge folds against that merge, its replays go from those indexes,
-    its report reads no file for suppressions, and the findings are a scan without cache's."""
-    from compile_lint import keptstates, suppressions
+    result cache hit), with its readers, its merge and its walk logs' indexes, which scanned files spell a
+    suppression comment, the summaries of the files on its findings' paths and (its report was JSON) the
+    texts of its merged findings: the next edit's merge folds against that merge, its replays go from those
+    indexes, its report reads no file for suppressions and encodes only the findings the edit changed, and
+    the findings are a scan without cache's."""
+    from compile_lint import cache as summary_cache
+    from compile_lint import keptstates, report, suppressions
 
     root = tmp_path / "nn_tree"
     shutil.copytree(HERE / "fixtures" / "nn_tree", root)
@@ -249,16 +254,26 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     warm()
     keptstates._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
     suppressions._KEPT_SOURCES.clear()
-    assert _scan(root, cache).stats["result_cache"] == "hit"
+    hit = _scan(root, cache)
+    assert hit.stats["result_cache"] == "hit" and _findings(hit)  # (its report, in JSON)
     state = warm()
     assert state.__dict__.get("_merge") is not None and state.readers(build=False) is not None
     kept = suppressions._KEPT_SOURCES
     assert set(kept) == {str(p) for p in root.rglob("*.py")} and kept[str(noted)][1] == noted.read_text()
+    warmed = {id(f) for f in state.__dict__["_merge"].best.values()}
+    assert warmed and warmed <= set(report._KEPT_TEXTS)
+    on_paths = {p for f in hit.findings for p in (f.path, f.region.path, *(fr.path for fr in f.trace))}
+    assert on_paths and on_paths <= {path for _, path in summary_cache._LOADED}  # (read, kept as the last answer's)
     logs = [log for *_, walk_logs in state.walks for log in walk_logs]
     assert logs and all(log.index is not None for log in logs)
+    encoded = []
+    plain = report.FindingEncoder._encode
+    monkeypatch.setattr(report.FindingEncoder, "_encode", lambda enc, f: (encoded.append(id(f)), plain(enc, f))[1])
     edits = replayed = 0
     for _ in _each_same_line_edit(root, 2):
         got = _scan(root, cache)
+        if not edits:  # the first edit after the hit: the findings it left as they were are not encoded again
+            assert _findings(got) and any(id(f) in warmed and id(f) not in encoded for f in got.findings)
         assert _findings(got) == _findings(_scan(root, None))
         edits += got.stats["result_cache"] == "incremental" and state.__dict__.get("_merge") is None
         replayed += got.stats.get("incremental", {}).get("replays_indexed", 0)
