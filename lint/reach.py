@@ -142,6 +142,8 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         self._replay_kinds: dict = {}
         self._replay_files: dict = {}  # module -> its file, as a finding's path names it (reach_replay)
         self._reporter_keys: dict = {}  # _reporter_key
+        # (touched sites, id(node), id(variant)) -> (node, steps), and the touched sites: IndexedReplay._near_steps
+        self._replay_near: dict = {}
 
 
     # ------------------------------------------------------------------- walk

@@ -146,7 +146,7 @@ class Touched:
         self.by_key = by_key
         self.sites: set = set()
         self.keys: set = set()
-        self._near: Optional[set] = None  # the sites of both
+        self._near: Optional[frozenset] = None  # the sites of both (near_sites)
         self._previous = previous  # the previous walk's findings (merged: one per key)
         self._placed: Optional[dict] = None  # key -> the previous finding near a touched site, None once placed
         self._fix_points: dict = {}  # id(node) -> ReportMixin.path_fix_point (the replay's paths: one per node)
@@ -170,23 +170,29 @@ class Touched:
     def near(self, path: str, line: int) -> bool:
         """Whether (``path``, ``line``) is a touched site, or a touched key's: a report there is made again,
         or its key's previous finding stands in for it (``stand_in``)."""
+        return (path, line) in self.near_sites()
+
+    def near_sites(self) -> frozenset:
+        """The touched sites and the touched keys' sites."""
         if self._near is None:
-            self._near = self.sites | {(path, line) for _, path, line, _ in self.keys}
-        return (path, line) in self._near
+            self._near = frozenset(self.sites | {(path, line) for _, path, line, _ in self.keys})
+        return self._near
 
     def files(self) -> set:
         return {path for path, _ in self.sites} | {path for _, path, _, _ in self.keys}
 
-    def stand_in(self, reach, step, what, act, node, ctx) -> Optional[tuple]:
+    def stand_in(self, reach, step, what, act, node, ctx, parts: Optional[tuple] = None) -> Optional[tuple]:
         """For a kept visit's hazard or report step near a touched site: the key of the previous finding that
         stands in for its reports (its site and its key untouched, the key one of the previous findings'),
         else None (they are made again).  The same at every visit of the node: a key does not depend on the
-        conditions (a replay's paths are one per node)."""
+        conditions (a replay's paths are one per node).  ``parts``: the step's Reach._reporter_key, where the
+        caller has it."""
         if not self.by_key:
             return None
-        parts = reach._reporter_key(step, what, act, node, ctx[2])
         if parts is None:
-            return None
+            parts = reach._reporter_key(step, what, act, node, ctx[2])
+            if parts is None:
+                return None
         rule, path, fix_point = parts
         if (path, act.line) in self.sites:
             return None

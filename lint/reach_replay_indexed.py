@@ -313,6 +313,8 @@ class IndexedReplay(_Replay):
         phase 1 -- in each the first visit whose guards on ``self`` let it report; the earlier of the two is
         where the key is first met).  (By node: a touched file's nodes are visited hundreds of times.)"""
         files = touched.files()
+        sites = touched.near_sites()
+        sites = self.reach._replay_near.setdefault(sites, sites)  # (one object per value: _near_steps's keys)
         idx = self.idx
         tasks, stand_ins = [], []
         p1 = idx.phase_ends[0]
@@ -326,7 +328,7 @@ class IndexedReplay(_Replay):
                     if self.hot(n, v):
                         continue
                     if near is None:
-                        near = self._near_steps(n, path, touched)
+                        near = self._near_steps(n, path, touched, sites)
                         if not near:
                             break
                         placed: set = set()  # (step index, whether deferred) of the stand-ins found
@@ -345,19 +347,28 @@ class IndexedReplay(_Replay):
                             stand_ins.append((at, key))
         return tasks, stand_ins
 
-    def _near_steps(self, n, path: str, touched: Touched) -> list:
+    def _near_steps(self, n, path: str, touched: Touched, sites: frozenset) -> list:
         """``n``'s hazard and report steps near a touched site that make a finding, each as (index, step, what,
         action, conditions, how many conditional calls come before it -- taken after phase 1 where the visit
-        is in it --, the key of the previous finding that stands in for its reports or None)."""
+        is in it --, the key of the previous finding that stands in for its reports or None).  Which steps are
+        near is kept for the scan by the node, its variant and the touched ``sites`` (near_sites, one object
+        per value), each with its Reach._reporter_key: an edit's replays touch the same sites and visit the
+        same nodes of those files; the node's steps are the logged ones (a node worked out again is hot),
+        which the replay keeps in use without looking them up."""
         reach = self.reach
-        out = []
-        c = 0
-        for i, (step, what, act, conds) in enumerate(reach._steps(n, self.predicates, self.variant)):
-            if step == _CHILD:
-                c += bool(conds)
-            elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
-                out.append((i, step, what, act, conds, c, touched.stand_in(reach, step, what, act, n, self.ctx)))
-        return out
+        key = (sites, id(n), id(self.variant))
+        got = reach._replay_near.get(key)
+        if got is None or got[0] is not n:
+            near = []
+            c = 0
+            for i, (step, what, act, conds) in enumerate(reach._steps(n, self.predicates, self.variant)):
+                if step == _CHILD:
+                    c += bool(conds)
+                elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
+                    near.append((i, step, what, act, conds, c, reach._reporter_key(step, what, act, n, self.ctx[2])))
+            got = reach._replay_near[key] = (n, near)
+        stand_in, ctx = touched.stand_in, self.ctx
+        return [s[:6] + (stand_in(reach, s[1], s[2], s[3], n, ctx, s[6]),) for s in got[1]]
 
     def _make(self, tasks: list, after_walk: bool) -> list:
         """The reports of ``tasks`` in walk order: [(key, findings)].  Those made again at kept visits are
