@@ -266,9 +266,8 @@ def write_kept_states() -> list:
     suppression comment (the report's unused ones: suppressions.warm_scanned_sources), the summaries of the
     files on their findings' paths (_files_on_paths: cache.warm_loaded_summaries) and, after a JSON
     report, the texts of the findings of their merge (report.warm_encoded_findings), and works out each of
-    those states and each written
-    state's users, readers and merge (or its lists' folds), and the search-path packages' mention indexes the
-    scan asked, what the next edit asks first (it keeps the state)."""
+    those states and each written state's users, readers and merge (or its lists' folds), and the search-path
+    packages' mention indexes the scan asked, what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -296,9 +295,9 @@ def write_kept_states() -> list:
         except Exception as e:  # noqa: BLE001 - an unpicklable result is only not cached
             problems.append((key, f"cannot write result cache entry: {e}"))
     if _WARM and _PRIMED:
+        from .cache import warm_loaded_summaries
         from .postwalk import keep_list_folds, keeps_merges, merge_of_state
         from .program.locator import warm_package_index
-        from .cache import warm_loaded_summaries
         from .report import warm_encoded_findings
         from .suppressions import warm_scanned_sources
 

@@ -38,7 +38,7 @@ class MergeMemo:
         self.first, self.firsts_at = first, firsts_at
 
 
-def _merge_key(f: Finding) -> tuple:
+def merge_key(f: Finding) -> tuple:
     # one report per rule, line and fix point: `with FileLock(p):` is one hazard; reached through two cached
     # loaders it is two findings, since fixing one loader leaves the other path
     return (f.rule, f.path, f.line, f.fix_point)
@@ -160,7 +160,7 @@ class MergedFindings:
         for idx, f in enumerate(found):
             if paths is not None:
                 paths.setdefault((f.rule, f.path, f.line), []).append(f)
-            key = (f.rule, f.path, f.line, f.fix_point)  # _merge_key, inlined: 357,090 findings on the bench site
+            key = (f.rule, f.path, f.line, f.fix_point)  # merge_key, inlined: 357,090 findings on the bench site
             if contrib is not None:
                 given = contrib.get(key)
                 if given is None:
@@ -244,7 +244,7 @@ class MergedFindings:
             gone = {id(f): f for f in old}
             for f in new:
                 if gone.pop(id(f), None) is None:
-                    key = _merge_key(f)
+                    key = merge_key(f)
                     given = contrib.get(key)
                     if given is None:
                         contrib[key] = {pos: f}
@@ -252,7 +252,7 @@ class MergedFindings:
                         given[pos] = f
                     touched.add(key)
             for f in gone.values():
-                key = _merge_key(f)
+                key = merge_key(f)
                 given = contrib[key]
                 if given.get(pos) is f:  # (not replaced by this list's finding of the key)
                     del given[pos]

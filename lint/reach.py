@@ -142,8 +142,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
         self._replay_kinds: dict = {}
         self._replay_files: dict = {}  # module -> its file, as a finding's path names it (reach_replay)
         self._reporter_keys: dict = {}  # _reporter_key
-        # (touched sites, id(node), id(variant)) -> (node, steps), and the touched sites: IndexedReplay._near_steps
+        # IndexedReplay._near_steps: (touched sites, id(node), id(variant)) -> (node, its near steps), and the
+        # touched sites, one object per value
         self._replay_near: dict = {}
+        self._replay_sites: dict = {}
 
 
     # ------------------------------------------------------------------- walk
@@ -361,10 +363,10 @@ class Reach(ActionsMixin, ReportMixin, ImplicitCallsMixin, ModuleHooksMixin, Rep
     def _reporter_key(self, step, what, act: Action, node: Node, region: Region) -> Optional[tuple]:
         """What the merge key of the finding ``_reporter``'s report makes owes to the step alone -- (rule code,
         file, the fix point if ``node`` is a cached loader's: ReportMixin._report_fixed; none of them depends
-        on the region or the conditions) -- or None where it
-        makes none; the fix point otherwise is the path's (ReportMixin.path_fix_point).  Kept for the scan by
-        the action's and the node's identity (nodes are one object per value: _nodes_interned), each kept with
-        it: a replay asks it of many thousand kept reports (reach_replay.Touched)."""
+        on the region or the conditions) -- or None where it makes none; the fix point otherwise is the path's
+        (ReportMixin.path_fix_point).  Kept for the scan by the action's and the node's identity (nodes are one
+        object per value: _nodes_interned), each kept with it: a replay asks it of many thousand kept reports
+        (reach_replay.Touched)."""
         memo_key = (id(act), id(node), step, what)
         got = self._reporter_keys.get(memo_key)
         if got is None or got[0] is not act or got[1] is not node:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .postwalk import merge_key
 from .reach_conditions import dedup, fold_alternatives
 
 _MISS = object()
@@ -127,7 +128,7 @@ class ReplayMixin:
 class Touched:
     """What an edit may have changed of a replayed region's findings: whole hazard sites, (file, line) --
     those a node worked out again had a hazard or report step on before the edit -- and merge keys, (rule,
-    file, line, fix point): postwalk._merge_key, of the reports made at hot visits.
+    file, line, fix point): postwalk.merge_key, of the reports made at hot visits.
 
     Where the caller reads every path of each (rule, file, line) in walk order (the pre-commit hook), a hot
     report touches its whole site, and every report at a touched site is made again.  Where it merges the
@@ -154,7 +155,7 @@ class Touched:
     def found(self, found: list) -> None:
         """``found``, reports made at hot visits."""
         if self.by_key:
-            self.keys.update((f.rule, f.path, f.line, f.fix_point) for f in found)
+            self.keys.update(map(merge_key, found))
         else:
             self.sites.update((f.path, f.line) for f in found)
         self._near = None
@@ -179,7 +180,7 @@ class Touched:
         return self._near
 
     def files(self) -> set:
-        return {path for path, _ in self.sites} | {path for _, path, _, _ in self.keys}
+        return {path for path, _ in self.near_sites()}
 
     def stand_in(self, reach, step, what, act, node, ctx, parts: Optional[tuple] = None) -> Optional[tuple]:
         """For a kept visit's hazard or report step near a touched site: the key of the previous finding that
@@ -205,7 +206,7 @@ class Touched:
             return None
         if self._placed is None:
             near = self.near
-            self._placed = {(f.rule, f.path, f.line, f.fix_point): f for f in self._previous if near(f.path, f.line)}
+            self._placed = {merge_key(f): f for f in self._previous if near(f.path, f.line)}
         return key if key in self._placed else None
 
     def place(self, key: tuple) -> list:
@@ -231,8 +232,7 @@ class KeptFirst(list):
 
     def __init__(self, previous: list, touched: Touched, made: list):
         if touched:
-            lines = {line for _, line in touched.sites} | {line for _, _, line, _ in touched.keys}
-            # (most findings' lines are none of the touched ones: no pair made)
+            lines = {line for _, line in touched.near_sites()}  # (most findings' lines are none: no pair made)
             super().__init__(f for f in previous if f.line not in lines or not touched.near(f.path, f.line))
         else:
             super().__init__(previous)

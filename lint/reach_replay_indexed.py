@@ -314,7 +314,7 @@ class IndexedReplay(_Replay):
         where the key is first met).  (By node: a touched file's nodes are visited hundreds of times.)"""
         files = touched.files()
         sites = touched.near_sites()
-        sites = self.reach._replay_near.setdefault(sites, sites)  # (one object per value: _near_steps's keys)
+        sites = self.reach._replay_sites.setdefault(sites, sites)  # (one object per value: _near_steps's keys)
         idx = self.idx
         tasks, stand_ins = [], []
         p1 = idx.phase_ends[0]
