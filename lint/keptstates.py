@@ -258,16 +258,23 @@ def _files_on_paths(findings: list, manifest) -> list:
     return list(out.items())
 
 
+def _files_loaded(state, manifest) -> list:
+    """(path, FileRecord) of each file of a module ``state``'s scan loaded, in the result's manifest."""
+    loaded = set(state.loaded)
+    return [(path, rec) for path, rec in manifest.files.items() if rec.module in loaded]
+
+
 def write_kept_states() -> list:
     """Free what was retired and write the states and results made since the last call (a warm process, after
     answering; a command's child writing behind it); [(path, problem)].  Each state before the result that
     names it (Manifest.state); a result whose state could not be written names none.  A warm process then
     reads the states of the results it answered from (_PRIMED), which of their scanned files spell a
     suppression comment (the report's unused ones: suppressions.warm_scanned_sources), the summaries of the
-    files on their findings' paths (_files_on_paths: cache.warm_loaded_summaries) and, after a JSON
-    report, the texts of the findings of their merge (report.warm_encoded_findings), and works out each of
-    those states and each written state's users, readers and merge (or its lists' folds), and the search-path
-    packages' mention indexes the scan asked, what the next edit asks first (it keeps the state)."""
+    files on their findings' paths and of the modules they loaded (_files_on_paths, _files_loaded:
+    cache.warm_loaded_summaries) and, after a JSON report, the texts of the findings of their merge
+    (report.warm_encoded_findings), and works out each of those states and each written state's users,
+    readers and merge (or its lists' folds), and the search-path packages' mention indexes the scan asked,
+    what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
     written = []
@@ -303,11 +310,12 @@ def write_kept_states() -> list:
 
         for path, result, manifest, summaries in _PRIMED:
             warm_scanned_sources(result.scanned_files)
-            warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest))
             try:
                 state = read_state(path)
             except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
+                warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest))
                 continue
+            warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest) + _files_loaded(state, manifest))
             if keeps_merges():
                 if not state.merged_per_key:
                     keep_list_folds(state)

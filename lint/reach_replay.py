@@ -205,8 +205,9 @@ class Touched:
         if key in self.keys:
             return None
         if self._placed is None:
-            near = self.near
-            self._placed = {merge_key(f): f for f in self._previous if near(f.path, f.line)}
+            sites = self.near_sites()
+            lines = {line for _, line in sites}  # (most findings' lines are none: no pair made)
+            self._placed = {merge_key(f): f for f in self._previous if f.line in lines and (f.path, f.line) in sites}
         return key if key in self._placed else None
 
     def place(self, key: tuple) -> list:

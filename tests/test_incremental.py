@@ -180,6 +180,7 @@ def warm(monkeypatch):
     monkeypatch.setattr(report, "_KEPT_TEXTS", {})
     monkeypatch.setattr(summary_cache, "_LOADED", {})
     monkeypatch.setattr(summary_cache, "_LOADED_NOW", {})
+    monkeypatch.setattr(summary_cache, "_WARMED", {})
 
     def answered():
         summary_cache.end_of_answer()
@@ -238,8 +239,8 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
                                                                                           monkeypatch):
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
     result cache hit), with its readers, its merge and its walk logs' indexes, which scanned files spell a
-    suppression comment, the summaries of the files on its findings' paths and (its report was JSON) the
-    texts of its merged findings: the next edit's merge folds against that merge, its replays go from those
+    suppression comment, the summaries of the files on its findings' paths and of the modules its scan loaded,
+    and (its report was JSON) the texts of its merged findings: the next edit's merge folds against that merge, its replays go from those
     indexes, its report reads no file for suppressions and encodes only the findings the edit changed, and
     the findings are a scan without cache's."""
     from compile_lint import cache as summary_cache
@@ -249,6 +250,9 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     shutil.copytree(HERE / "fixtures" / "nn_tree", root)
     noted = sorted(root.rglob("*.py"))[0]
     noted.write_text(noted.read_text() + "\nimport os  # noqa: F401\n")
+    model = root / "model.py"  # (a module the walk loads that no finding's path passes through)
+    model.write_text("import helpers\n" + model.read_text().replace("return x * 2", "return helpers.double(x)", 1))
+    (root / "helpers.py").write_text("def double(x):\n    return x * 2\n")
     cache = tmp_path / "cache"
     _scan(root, cache)
     warm()
@@ -263,7 +267,10 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     warmed = {id(f) for f in state.__dict__["_merge"].best.values()}
     assert warmed and warmed <= set(report._KEPT_TEXTS)
     on_paths = {p for f in hit.findings for p in (f.path, f.region.path, *(fr.path for fr in f.trace))}
-    assert on_paths and on_paths <= {path for _, path in summary_cache._LOADED}  # (read, kept as the last answer's)
+    kept_summaries = {path for _, path in summary_cache._WARMED}  # (read, kept until another hit)
+    loaded = {str(p) for p in root.rglob("*.py")
+              if ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__") in state.loaded}
+    assert on_paths and on_paths <= kept_summaries and loaded - on_paths and loaded <= kept_summaries
     logs = [log for *_, walk_logs in state.walks for log in walk_logs]
     assert logs and all(log.index is not None for log in logs)
     encoded = []
