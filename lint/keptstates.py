@@ -315,7 +315,8 @@ def write_kept_states() -> list:
             except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
                 warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest))
                 continue
-            warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest) + _files_loaded(state, manifest))
+            warm_loaded_summaries(summaries,
+                                  _files_on_paths(result.findings, manifest) + _files_loaded(state, manifest))
             if keeps_merges():
                 if not state.merged_per_key:
                     keep_list_folds(state)

@@ -240,9 +240,9 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     """A daemon started after the state was written reads it after answering a scan of the unchanged tree (a
     result cache hit), with its readers, its merge and its walk logs' indexes, which scanned files spell a
     suppression comment, the summaries of the files on its findings' paths and of the modules its scan loaded,
-    and (its report was JSON) the texts of its merged findings: the next edit's merge folds against that merge, its replays go from those
-    indexes, its report reads no file for suppressions and encodes only the findings the edit changed, and
-    the findings are a scan without cache's."""
+    and (its report was JSON) the texts of its merged findings: the next edit's merge folds against that
+    merge, its replays go from those indexes, its report reads no file for suppressions and encodes only the
+    findings the edit changed, and the findings are a scan without cache's."""
     from compile_lint import cache as summary_cache
     from compile_lint import keptstates, report, suppressions
 
