@@ -167,16 +167,18 @@ class Incremental:
         reach = self._reach
         old_uid = matched = None
         for i, (r, uid, result, logs) in enumerate(self._old_walks.get(key, ())):
-            if r == region and uid not in self.plan.stale:
+            if r != region:  # (a dataclass's comparison, field by field: once)
+                continue
+            if uid not in self.plan.stale:
                 del self._old_walks[key][i]
                 self.kept.add(uid)
                 self._reused_top(uid)
                 self.walks.append((key, region, uid, result, logs))
                 self.reused += 1
                 return result
-            if r == region and matched is None:
+            if matched is None:
                 matched = uid
-            if r == region and old_uid is None and logs and self._replayable(uid):
+            if old_uid is None and logs and self._replayable(uid):
                 old_uid = uid
                 reach.replay_logs = list(logs)
                 if self._reports_unchanged(uid):

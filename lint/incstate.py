@@ -416,6 +416,10 @@ def in_previous_order(key, by_top: dict, tops: list, before: dict) -> None:
         evs = by_top[top]
         previous = before.get((key, top))
         if previous is not None:
+            met = [d for d, _ in evs]
+            if met == [d for d, _ in previous] and len(set(met)) == len(met):
+                seen.update(met)  # (met as before, each once: already in that order -- a replayed walk's are)
+                continue
             first_at: dict = {}
             for i, (d, _) in enumerate(previous):
                 first_at.setdefault(d, i)

@@ -365,10 +365,13 @@ class IndexedReplay(_Replay):
                 if step == _CHILD:
                     c += bool(conds)
                 elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
-                    near.append((i, step, what, act, conds, c, reach._reporter_key(step, what, act, n, self.ctx[2])))
-            got = reach._replay_near[key] = (n, near)
-        stand_in, ctx = touched.stand_in, self.ctx
-        return [s[:6] + (stand_in(reach, s[1], s[2], s[3], n, ctx, s[6]),) for s in got[1]]
+                    parts = reach._reporter_key(step, what, act, n, self.ctx[2])  # (not None: it reports)
+                    near.append((i, step, what, act, conds, c, (act.line, parts)))
+            got = reach._replay_near[key] = (n, near, [s[6] for s in near])
+        near = got[1]
+        if not near:
+            return near
+        return [s[:6] + (key,) for s, key in zip(near, touched.stand_ins(reach, got[2], n, self.ctx))]
 
     def _make(self, tasks: list, after_walk: bool) -> list:
         """The reports of ``tasks`` in walk order: [(key, findings)].  Those made again at kept visits are

@@ -1026,6 +1026,11 @@ def test_a_top_unit_run_again_that_met_the_same_new_contexts_keeps_their_previou
     # a context the previous scan did not meet there, or one no longer met: this scan's order
     assert [d for d, _ in table([(7, 8), (4, 9), (3, 9), (5, 8), (6, 8)])[0]] == [7, 4, 3, 5, 6]
     assert [d for d, _ in table([(6, 8), (4, 9), (3, 9)])[0]] == [6, 4, 3]
+    # met as before (a replayed walk's): as it is -- but a context met twice goes with its first meeting
+    for met, order in (([(3, 5), (4, 5), (1, 6)], [3, 4, 1]), ([(3, 5), (4, 5), (3, 6)], [3, 3, 4])):
+        by_top = {rerun: list(met)}
+        in_previous_order(key, by_top, [rerun], {(key, rerun): list(met)})
+        assert [d for d, _ in by_top[rerun]] == order
 
 
 def test_a_body_edit_that_leaves_what_the_regions_read_walks_no_region(tmp_path):
