@@ -313,10 +313,11 @@ def write_kept_states() -> list:
             try:
                 state = read_state(path)
             except Exception:  # noqa: BLE001 - gone or corrupt: the next edit's scan finds out and says so
-                warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest))
+                state = None
+            loaded = _files_loaded(state, manifest) if state is not None else []
+            warm_loaded_summaries(summaries, _files_on_paths(result.findings, manifest) + loaded)
+            if state is None:
                 continue
-            warm_loaded_summaries(summaries,
-                                  _files_on_paths(result.findings, manifest) + _files_loaded(state, manifest))
             if keeps_merges():
                 if not state.merged_per_key:
                     keep_list_folds(state)

@@ -367,6 +367,7 @@ class IndexedReplay(_Replay):
                 elif touched.near(path, act.line) and (step != _HAZARD or reach._hazard_reported(act, n)):
                     parts = reach._reporter_key(step, what, act, n, self.ctx[2])  # (not None: it reports)
                     near.append((i, step, what, act, conds, c, (act.line, parts)))
+            # (with the (line, reporter key) pairs Touched.stand_ins takes, made once: it is asked each replay)
             got = reach._replay_near[key] = (n, near, [s[6] for s in near])
         near = got[1]
         if not near:

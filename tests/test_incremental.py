@@ -786,8 +786,7 @@ _UNTRACKED = {
                 "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
                 "_seeds", "_external_attrs", "_external_instance_attrs"},  # (the last two: of names only)
     "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files", "_nodes_interned",
-              "_reporter_keys", "_replay_near",
-              "_replay_sites"},
+              "_reporter_keys", "_replay_near", "_replay_sites"},
     "RegionFinder": {"unresolved", "models", "candidates"},
 }
 
