@@ -372,6 +372,9 @@ class Incremental:
 
             st.package_mentions.update((top, package_index_use(index)) for top, index
                                        in self._program._mention_index.items() if top is not None)
+        st.package_dirs = tuple(dict.fromkeys(
+            (self.old.package_dirs if self.old is not None else ())
+            + (tuple(self._program.locator.listed_dirs) if self._program is not None else ())))
         st.items = table
         st.contexts = self._contexts if self._contexts is not None else self._contexts_table(dead)
         st.caps = self._caps()

@@ -47,6 +47,9 @@ class IncState:
     # package on the search path -> what the scan asked of its mention index (locator.package_index_use): a warm
     # process builds those after answering from a result (keptstates.write_kept_states)
     package_mentions: dict = field(default_factory=dict)
+    # the package directories the scans listed (ModuleLocator.listed_dirs), in order: a warm process lists them
+    # after answering from a result (keptstates.write_kept_states)
+    package_dirs: tuple = ()
     # the units every other one lies below (through ``uses``): the top units, and what ran or was used outside
     # any; not those a unit uses, which may make a cycle with its user (a memo entry hit while being made)
     roots: frozenset = frozenset()

@@ -273,7 +273,8 @@ def write_kept_states() -> list:
     files on their findings' paths and of the modules they loaded (_files_on_paths, _files_loaded:
     cache.warm_loaded_summaries) and, after a JSON report, the texts of the findings of their merge
     (report.warm_encoded_findings), and works out each of those states and each written state's users,
-    readers and merge (or its lists' folds), and the search-path packages' mention indexes the scan asked,
+    readers and merge (or its lists' folds), the search-path packages' mention indexes the scan asked and the
+    package directories it listed,
     what the next edit asks first (it keeps the state)."""
     _RETIRED.clear()
     problems = []
@@ -304,7 +305,7 @@ def write_kept_states() -> list:
     if _WARM and _PRIMED:
         from .cache import warm_loaded_summaries
         from .postwalk import keep_list_folds, keeps_merges, merge_of_state
-        from .program.locator import warm_package_index
+        from .program.locator import warm_package_index, warm_package_listing
         from .report import warm_encoded_findings
         from .suppressions import warm_scanned_sources
 
@@ -329,6 +330,8 @@ def write_kept_states() -> list:
                     warm_encoded_findings(list(merge.best.values()), texts[0])
             for use in state.package_mentions.values():
                 warm_package_index(use)
+            for pkg_dir in state.package_dirs:
+                warm_package_listing(pkg_dir)
             written.append(state)
     _PRIMED.clear()
     if _WARM:

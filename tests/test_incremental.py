@@ -289,6 +289,66 @@ def test_a_warm_process_that_answered_from_a_result_has_its_state_ready_for_the_
     assert edits > 0 and replayed > 0
 
 
+def test_a_warm_process_that_answered_from_a_result_lists_the_package_directories_its_scan_listed(tmp_path, warm,
+                                                                                                     monkeypatch):
+    """The search for a class's constructions lists its package's directory (ModuleLocator.package_files).  The
+    state keeps the directories its scans listed (IncState.package_dirs); a daemon started after it was written
+    lists them after answering a scan of the unchanged tree, so its first edit walks no directory, and the
+    findings are a scan without cache's."""
+    from compile_lint import discover, keptstates
+    from compile_lint.program import locator
+
+    monkeypatch.setattr(discover, "RACY_NS", 0)  # (a listing made right after the files were written is kept)
+    root, cache, _ = _project(tmp_path, {  # (the first scan in a process of its own: nothing kept)
+        "pkg/__init__.py": "",
+        "pkg/layers.py": textwrap.dedent("""
+            import os
+
+
+            class Gate:
+                def __init__(self, on):
+                    self.on = on
+
+                def run(self, x):
+                    if self.on:
+                        os.getenv("GATE")
+                    return x
+        """),
+        "pkg/model.py": textwrap.dedent("""
+            import torch
+            from pkg.layers import Gate
+
+
+            def make():
+                return Gate(True)
+
+
+            @torch.compile(fullgraph=True)
+            def f(x, g: Gate):
+                return g.run(x)
+        """),
+    })
+    assert warm().package_dirs == (str(root / "pkg"),)
+    keptstates._KEPT_STATES.clear()  # (a daemon started since: nothing in memory)
+    monkeypatch.setattr(locator, "_PACKAGE_LISTINGS", {})
+    monkeypatch.setattr(locator, "_PACKAGE_TABLES", {})
+    hit = _scan(root, cache)
+    assert hit.stats["result_cache"] == "hit" and [f.callee for f in hit.findings] == ["os.getenv"]
+    warm()
+    assert list(locator._PACKAGE_LISTINGS) == [str(root / "pkg")]
+
+    def walk(*args, **kwargs):
+        raise AssertionError("a directory walked while the user waits")
+
+    real_walk = os.walk
+    monkeypatch.setattr(locator.os, "walk", walk)
+    _edit(root / "pkg/layers.py", 'os.getenv("GATE")', 'os.getenv("GATE2")')
+    got = _scan(root, cache)
+    assert got.stats["result_cache"] == "incremental" and [f.callee for f in got.findings] == ["os.getenv"]
+    monkeypatch.setattr(locator.os, "walk", real_walk)  # (a scan without cache lists the directory)
+    assert _findings(got) == _findings(_scan(root, None))
+
+
 def test_a_warm_process_that_answered_the_hooks_result_has_each_list_folded_for_the_next_edit(tmp_path, warm,
                                                                                               monkeypatch):
     """The pre-commit hook's state (every path kept): a daemon started after it was written folds each walk's
