@@ -842,8 +842,8 @@ def test_a_comment_that_changes_no_text_search_is_a_hit_from_the_states_header(c
 # replay keeping findings asks of a kept report (its steps' kinds, its file, its merge key's parts: what the
 # reports say is unchanged where it keeps them, Incremental._reports_unchanged)
 _UNTRACKED = {
-    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_reads_memo", "_value_reads_memo", "_active",
-                "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
+    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_name_sets", "_reads_memo", "_value_reads_memo",
+                "_active", "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
                 "_seeds", "_external_attrs", "_external_instance_attrs"},  # (the last two: of names only)
     "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files", "_nodes_interned",
               "_reporter_keys", "_replay_near", "_replay_sites"},

@@ -10,6 +10,7 @@ from compile_lint.arch import ArchFacts
 from compile_lint.cache import SummaryCache
 from compile_lint.engine import SummaryLoader
 from compile_lint.program import ModuleLocator, Program
+from compile_lint.program.scope import _SCOPE_KEYS
 from compile_lint.reach import Reach
 from compile_lint.regions import RegionFinder
 from compile_lint.values import Const, External, ExternalInstance
@@ -110,3 +111,39 @@ def test_a_calls_argument_sets_are_one_object_per_value_in_the_memo(tmp_path):
     Reach(p).walk(region)
     selves = [dict(bindings)["self"] for (v, bindings) in p._call_memo if getattr(v, "id", None) == "m:C.m"]
     assert len(selves) == 3 and len({id(s) for s in selves}) == 1
+
+
+def test_the_memo_keys_hold_one_pair_object_per_bound_value(tmp_path):
+    """An expression is evaluated in its scope narrowed to the parameters it reads, and each narrowed scope's
+    key, and each call memo key, sorted its bindings into new (name, values) pairs: 1,164,993 pairs of 74,533
+    values at the bench site's walks' end.  A pair of one value is one object, wherever a key holds it."""
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+
+        class C:
+            a = 1
+
+            def m(self, k):
+                return (self.a, k + 1, self.a + k)
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            c = C()
+            if c.m(1)[0] == 1 and c.m(2)[1] == 3:
+                print("x")
+            return x
+        """))
+    p = _program(tmp_path)
+    (region,) = RegionFinder(p).find("m")
+    Reach(p).walk(region)
+    pairs = [kv for key in _SCOPE_KEYS if key[3] for kv in key[3]]  # (every scope key: the eval memo's hold them)
+    pairs += [kv for key in p._call_memo for kv in key[1]]
+    selves = [kv for kv in pairs if kv[0] == "self"]
+    assert len(selves) >= 3  # the call's key, its scope's and the scope narrowed to `self`
+    by_value = {}
+    for kv in pairs:
+        by_value.setdefault((kv[0], id(kv[1])), set()).add(id(kv))
+    assert all(len(ids) == 1 for ids in by_value.values()), by_value
+    # and the names each expression may read (what it is narrowed to): `self.a` twice, one set
+    reads = [r for per in p._reads_memo.values() for _, r in per.values() if r]
+    assert len(reads) > len(set(reads)) and len({id(r) for r in reads}) == len(set(reads))

@@ -30,7 +30,7 @@ from .fixpoint import FixpointMixin, reset_fixpoint
 from .guards import GuardMixin
 from .locator import BUILTIN_NAMES, IDENT_RE, STDLIB, ModuleLocator, dotted, split_id
 from .resolve import ResolverMixin
-from .scope import _SCOPE_KEYS, MAX_CALL_DEPTH, Scope, Stats
+from .scope import _BINDING_PAIRS, _SCOPE_KEYS, MAX_CALL_DEPTH, Scope, Stats
 
 # what other modules import from ``compile_lint.program``
 __all__ = ["BUILTIN_NAMES", "IDENT_RE", "MAX_CALL_CONTEXTS", "MAX_CALL_DEPTH", "STDLIB", "ModuleLocator", "Program",
@@ -72,7 +72,9 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin, 
         self._external_instance_attrs: dict = {}
         self._reads_memo: dict = {}  # id(function) -> id(expr) -> (expr, names it may read): _narrowed
         self._value_reads_memo: dict = {}  # id(function) -> (function, names its value may read): _value_bindings
+        self._name_sets: dict = {}  # interned sets of names (_param_reads)
         _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it
+        _BINDING_PAIRS.clear()
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
         self.env_removed: set = set()

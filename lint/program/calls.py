@@ -32,7 +32,7 @@ from ..values import (
 from .facts import UNSET
 from .fixpoint import _NO_CUT, MISSING
 from .locator import dotted, split_id
-from .scope import MAX_CALL_DEPTH, Scope, _fixed
+from .scope import MAX_CALL_DEPTH, Scope, _fixed, sorted_pairs
 from .widening import argument_values, derived_name
 
 
@@ -48,12 +48,13 @@ MAX_CALL_CONTEXTS = 8
 # counted apart, such sets filled the caps first: an edit moved which contexts of hundreds of functions came
 # first.  The memo keeps every such context apart: those that count as one are each worked out precisely.
 _OPAQUE = Unknown("opaque")
+_ONLY_OPAQUE = frozenset({_OPAQUE})
 _OPAQUE_TYPES = (Unknown, ExternalInstance, External)
 
 
 def _call_key(func, bindings: dict) -> tuple:
     """The call memo's key: the function value and its parameters' bindings in name order."""
-    return func, tuple(sorted(bindings.items(), key=lambda kv: kv[0]))
+    return func, sorted_pairs(bindings)
 
 
 def _counted_context(bindings: dict) -> tuple:
@@ -70,7 +71,9 @@ def _counted(vals: frozenset) -> frozenset:
             out.add(TupleVal(tuple(_counted(s) for s in x.items)))
         else:
             out.add(x)
-    return frozenset(out)
+    # (the commonest set: one object, not one per argument of every context counted -- on the bench site
+    # ~100 K of them held by the context caps at the walks' end)
+    return _ONLY_OPAQUE if out == _ONLY_OPAQUE else frozenset(out)
 
 
 # the values that calling runs code of the scanned program

@@ -182,7 +182,10 @@ class EvaluatorMixin:
             if tag == "const":
                 continue
             stack.extend(e)
-        return None if captures else frozenset(names)
+        if captures:
+            return None
+        names = frozenset(names)
+        return self._name_sets.setdefault(names, names)  # (one object per value: _narrowed keeps one per expression)
 
     def _interned(self, res: frozenset) -> frozenset:
         """One object per distinct value set ({Unknown}, {Instance(C)}, {Func(f)}...): four million memo
