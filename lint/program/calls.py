@@ -344,7 +344,8 @@ class CallMixin:
         if f.returns_annotation is not None and all(isinstance(x, Unknown) for x in out):
             # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
             out |= self.instances_of(f.returns_annotation, Scope(inner.module))
-        return frozenset(out) if out else frozenset({Const(None)})
+        # (one object per value: the call memo held 66,717 sets of 11,016 values at the bench site's walks' end)
+        return self._one_set(frozenset(out)) if out else self._one_set(frozenset({Const(None)}))
 
     def _env_read(self, args, kwargs, scope: Scope) -> Optional[frozenset]:
         """``os.environ.get(NAME[, default])`` / ``os.getenv`` under the user's ``--env`` facts: the value the
