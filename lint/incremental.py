@@ -31,7 +31,7 @@ from .modulestub import ModuleStub, PutAside, module_info
 from .postwalk import keeps_merges
 from .tracking import (_MISS, ROOT, ContextsMoved, TrackedMap, TrackedMemo,  # noqa: F401
                        Tracker, mention_files, track_finder, track_program, track_reach)
-from .walkresults import ResultPacker
+from .walkresults import LogPacker, ResultPacker
 
 
 class Incremental:
@@ -46,6 +46,7 @@ class Incremental:
         self.walks: list = []  # (key, region, unit, result, logs) in scan order
         # a full scan's results held as ints until its state is built, after the answer (lint/walkresults.py)
         self._packer = ResultPacker() if self.old is None and not keeps_merges() else None
+        self._log_packer = LogPacker() if self._packer is not None else None  # (its walk logs likewise)
         self.kept: set = set()  # old units whose results this scan reused
         self._old_walks: dict = {}
         if self.old is not None:
@@ -204,6 +205,8 @@ class Incremental:
             kept.update(self.t.uses[uid])  # (its own uses: this scan's units, in no previous table)
             self.t.uses[uid] = tuple(kept)
         self._share_log_values(reach.walk_logs)
+        if self._log_packer is not None:
+            self._log_packer.pack(reach.walk_logs)
         held = self._packer.pack(result) if self._packer is not None else result
         self.walks.append((key, region, uid, held, reach.walk_logs))
         self.walked += 1
@@ -309,6 +312,7 @@ class Incremental:
         table = self.t.item_ids  # (the previous state's, grown in place: Tracker)
         if self._packer is not None:
             self._packer.unpack_all(self.walks)
+            self._log_packer.unpack_all(self.walks)
         reads, uses = {}, {}
         # one tuple per value (1.27 M read tuples held 491 K values, 1.07 M use tuples 236 K); the tracker held
         # them flat (lint/units.py), the state's plan iterates dicts of tuples faster

@@ -13,6 +13,12 @@ it kept the walks' objects.  (Pickled and compressed instead, a walk's pickle ho
 part: 172 MB, 24 MB compressed, 5.3 s to pack and 6.8 s to read again, and as many more objects in the state
 unless they are made one per value again.)
 
+Its walk logs (lint/reach_replay.py's WalkLog) are held so too (LogPacker): a log's events are its visits
+(a node), the changes of a node's traversal state (a tuple of the step, the node, its parent link, the path's
+conditions and the facts on ``self``) and two markers; their parts are one object per value already
+(Incremental._share_log_values), so each event is a few ints numbering them -- on the benchmark site
+1,033,934 change tuples, 80 bytes each and 8 for their place in the list, where their ints take 24.
+
 An edit's scan builds its state before the answer and keeps the results as they are; so does a process that
 keeps its merges (the daemon: postwalk.keeps_merges), whose merge holds the same lists (postwalk.MergeMemo
 folds them by list object).
@@ -115,3 +121,74 @@ class ResultPacker:
             at, finding, error = first
             first = (found[at] if at is not None else finding, error)
         return found, first, packed.n
+
+
+_DEFER, _PHASE, _CHANGE = -1, -2, -3  # a log's "D" and "P" markers, and the tag that leads a change's ints
+_NO_PART = -1  # a change's parent link or facts that are None
+
+
+class LogPacker:
+    """One full scan's numbering of its walk logs' parts (a node, a parent link, a path's conditions, the
+    facts on ``self``: the one object of each value, numbered by identity).  A visit is its node's number, a
+    change ``_CHANGE, step, node, link, conditions, facts``."""
+
+    def __init__(self):
+        self.parts: list = []
+        self._by_id: dict = {}  # id(a part held in ``parts``) -> its number
+
+    def _number(self, obj) -> int:
+        if obj is None:
+            return _NO_PART
+        i = self._by_id.get(id(obj))
+        if i is None:
+            i = self._by_id[id(obj)] = len(self.parts)
+            self.parts.append(obj)
+        return i
+
+    def pack(self, logs: list) -> None:
+        """Each new log's events as ints (an ``array``, in place); a log that holds anything else stays a list."""
+        number = self._number
+        for log in logs:
+            if log.fresh is not None:  # (a replay's: never in a full scan)
+                continue
+            codes = array("i")
+            for e in log.events:
+                cls = e.__class__
+                if cls is tuple:
+                    at, child, link, cs, fs = e
+                    codes.extend((_CHANGE, at, number(child), number(link), number(cs), number(fs)))
+                elif cls is str:
+                    if e == "D":
+                        codes.append(_DEFER)
+                    elif e == "P":
+                        codes.append(_PHASE)
+                    else:
+                        break
+                else:
+                    codes.append(number(e))
+            else:
+                log.events = codes
+
+    def unpack_all(self, walks: list) -> None:
+        """The packed logs of ``walks`` ((key, region, unit, result, logs)) made lists of events again."""
+        parts = self.parts
+        for _, _, _, _, logs in walks:
+            for log in logs:
+                codes = log.events
+                if codes.__class__ is not array:
+                    continue
+                events, i, n = [], 0, len(codes)
+                while i < n:
+                    c = codes[i]
+                    if c >= 0:
+                        events.append(parts[c])
+                        i += 1
+                    elif c == _CHANGE:
+                        at, child, link, cs, fs = codes[i + 1:i + 6]
+                        events.append((at, parts[child],
+                                       *[None if j == _NO_PART else parts[j] for j in (link, cs, fs)]))
+                        i += 6
+                    else:
+                        events.append("D" if c == _DEFER else "P")
+                        i += 1
+                log.events = events

@@ -842,9 +842,10 @@ def test_a_comment_that_changes_no_text_search_is_a_hit_from_the_states_header(c
 # replay keeping findings asks of a kept report (its steps' kinds, its file, its merge key's parts: what the
 # reports say is unchanged where it keeps them, Incremental._reports_unchanged)
 _UNTRACKED = {
-    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_name_sets", "_reads_memo", "_value_reads_memo",
-                "_active", "env_set", "env_removed", "argument_values", "scanned_modules", "foreign_origins", "_provisional",
-                "_seeds", "_external_attrs", "_external_instance_attrs"},  # (the last two: of names only)
+    "Program": {"modules", "_function_of", "_class_of", "_value_sets", "_name_sets", "_reads_memo",
+                "_value_reads_memo", "_active", "env_set", "env_removed", "argument_values", "scanned_modules",
+                "foreign_origins", "_provisional", "_seeds", "_external_attrs",
+                "_external_instance_attrs"},  # (the last two: of names only)
     "Reach": {"import_roots", "_frames_interned", "_variants", "_replay_kinds", "_replay_files", "_nodes_interned",
               "_reporter_keys", "_replay_near", "_replay_sites"},
     "RegionFinder": {"unresolved", "models", "candidates"},
@@ -1275,8 +1276,12 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
         return install(self, *args)
 
     def spy_detach(self):  # the walks' end, before the state is built from them
-        seen["changes"] = [e for w in seen["inc"].walks for log in w[4] for e in log.events
-                           if e.__class__ is tuple]
+        inc = seen["inc"]
+        # held as ints (lint/walkresults.py's LogPacker), the events' parts numbered by identity: made
+        # objects again, they are the very objects the walks shared
+        seen["packed"] = [log.events.__class__.__name__ for w in inc.walks for log in w[4]]
+        inc._log_packer.unpack_all(inc.walks)
+        seen["changes"] = [e for w in inc.walks for log in w[4] for e in log.events if e.__class__ is tuple]
         seen["walks"] = list(seen["inc"].walks)
         return detach(self)
 
@@ -1291,6 +1296,7 @@ def test_the_walk_logs_share_one_object_per_value_as_soon_as_each_walk_ends(tmp_
                     "    subprocess.check_output(['nvcc'])\n    return x\n\n\ndef work(x):\n    return probe(x)\n",
     })
     changes = seen["changes"]
+    assert seen["packed"] and set(seen["packed"]) == {"array"}
     assert sum(1 for e in changes if e[3]) >= 3  # (each region's path to `work` is under its `if`)
     for field in (1, 2, 3, 4):  # child, parent link, conditions, facts
         ids: dict = {}

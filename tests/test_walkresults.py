@@ -70,3 +70,34 @@ def test_a_result_with_a_part_that_cannot_be_numbered_is_kept_as_it_is():
     walks = [("key", region, 1, result, [])]
     packer.unpack_all(walks)
     assert walks[0][3] is result
+
+
+def test_a_walk_log_held_as_ints_is_made_again_of_the_very_objects_it_held():
+    """A walk log's events (lint/reach_replay.py's WalkLog: visits, changes, the "D" and "P" markers) held as
+    ints until the state is built: made lists again, each event is what it was and each part the object it
+    was (the logs' parts are one object per value: Incremental._share_log_values)."""
+    from array import array
+
+    from compile_lint.actions import Action, Node
+    from compile_lint.reach_replay import WalkLog
+    from compile_lint.walkresults import LogPacker
+
+    n1, n2 = Node("m:f", None), Node("m:g", "m:C", consts=(("k", (1,)),))
+    link = (n1, Action("enter", 3, 4, ()))
+    conds, facts = (("x", True),), frozenset({"ready"})
+    events = [n1, (-1, n1, None, (), None), "P", n2, (0, n2, link, conds, facts), "D", (2, n2, link, (), None),
+              n2, "P"]
+    log, other = WalkLog(), WalkLog()
+    log.events, other.events = list(events), [n2, (1, n2, link, conds, facts)]
+    odd = WalkLog()
+    odd.events = [n1, "something else"]  # (no such event: kept as it is)
+    packer = LogPacker()
+    packer.pack([log, other, odd])
+    assert log.events.__class__ is array and other.events.__class__ is array and odd.events.__class__ is list
+    walks = [("k", None, 1, None, [log, other, odd])]
+    packer.unpack_all(walks)
+    assert log.events == events and other.events == [n2, (1, n2, link, conds, facts)]
+    assert odd.events == [n1, "something else"]
+    for got, was in zip(log.events, events):
+        parts = got if got.__class__ is tuple else (got,)
+        assert all(a is b for a, b in zip(parts, was if was.__class__ is tuple else (was,)))
