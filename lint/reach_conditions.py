@@ -107,8 +107,10 @@ def fold_alternatives(findings: list, redo: dict) -> list:
         sets = {f.conditions: f for f in group[:MAX_FOLDED_PATHS]}
         have = set(sets)
         folded = {}
-        for a in have:
-            for b in have:
+        # (in the walk's order, not the set's: the report kept for a fold is the first pair's, and a set of
+        # conditions iterates in an order of their strings' hashes -- another path shown in every process)
+        for a in sets:
+            for b in sets:
                 if a != b:
                     both = either(a, b)
                     if both is not None and both not in have:

@@ -499,3 +499,26 @@ def test_a_field_the_constructions_pass_holds_what_they_pass(run_scan, tmp_path)
     assert got[16].severity == "warning" and [c.text for c in got[16].conditions] == ["self.cfg.use_grouped_topk"]
     # every construction passes the constant True: decided, the branch never runs
     assert 18 not in got
+
+
+def test_a_fold_of_two_paths_reports_the_first_path_in_walk_order():
+    """A hazard reached under ``c1 and c2`` and under ``c1 and not c2`` is reported again under ``c1``
+    (fold_alternatives), with one of the two paths.  Which one was the first pair met iterating a set of the
+    two condition tuples: an order of their strings' hashes, another path shown in every process (6 or 7 of
+    the bench site's 4,239 findings).  It is the first path in walk order, whichever order the walk met them."""
+    from compile_lint.findings import Condition, Finding
+    from compile_lint.reach_conditions import fold_alternatives
+
+    c1 = Condition("m.py", 3, "flag", expr=("name", "flag"), polarity=True)
+    c2 = Condition("m.py", 4, "x > 2", expr=("compare", "x"), polarity=True)
+    not_c2 = Condition("m.py", 4, "not (x > 2)", expr=("compare", "x"), polarity=False)
+    paths = {"call at line 5": (c1, c2), "call at line 7": (c1, not_c2)}
+    for order in (list(paths), list(reversed(paths))):
+        found, redo = [], {}
+        for path in order:
+            f = Finding(rule="CL101", severity="warning", path="h.py", line=9, col=4, qualname="g",
+                        message="hazard", dynamo="skipped", region=None, trace=(), callee="subprocess.run",
+                        fix_point="g", conditions=paths[path])
+            found.append(f)
+            redo[id(f)] = lambda conds, path=path: [(path, conds)]  # (the report again: its path, new conditions)
+        assert fold_alternatives(found, redo) == [(order[0], (c1,))]
