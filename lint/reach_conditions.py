@@ -105,7 +105,6 @@ def fold_alternatives(findings: list, redo: dict) -> list:
         # one round over the pairs of the first few paths: a fold of folds could grow without end on a
         # library whose hazards are reached on hundreds of paths (flashinfer's JIT loaders)
         sets = {f.conditions: f for f in group[:MAX_FOLDED_PATHS]}
-        have = set(sets)
         folded = {}
         # (in the walk's order, not the set's: the report kept for a fold is the first pair's, and a set of
         # conditions iterates in an order of their strings' hashes -- another path shown in every process)
@@ -113,11 +112,11 @@ def fold_alternatives(findings: list, redo: dict) -> list:
             for b in sets:
                 if a != b:
                     both = either(a, b)
-                    if both is not None and both not in have:
+                    if both is not None and both not in sets:
                         folded.setdefault(both, sets[a])
         if folded:
             best = min(folded, key=len)
-            if len(best) < min(len(c) for c in have):
+            if len(best) < min(len(c) for c in sets):
                 extra += redo[id(folded[best])](best)
     return extra
 

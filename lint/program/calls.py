@@ -345,7 +345,7 @@ class CallMixin:
             # the annotation is a fallback: `-> QuantizeMethodBase` would widen what the body says
             out |= self.instances_of(f.returns_annotation, Scope(inner.module))
         # (one object per value: the call memo held 66,717 sets of 11,016 values at the bench site's walks' end)
-        return self._one_set(frozenset(out)) if out else self._one_set(frozenset({Const(None)}))
+        return self._one_set(frozenset(out or {Const(None)}))
 
     def _env_read(self, args, kwargs, scope: Scope) -> Optional[frozenset]:
         """``os.environ.get(NAME[, default])`` / ``os.getenv`` under the user's ``--env`` facts: the value the
