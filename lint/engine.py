@@ -16,7 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import postwalk
+from . import memtrim, postwalk
 from .cache import SummaryCache
 from .discover import discover
 from .firsthazard import breaks, first_hazard
@@ -142,7 +142,7 @@ def scan(options: ScanOptions) -> ScanResult:
     reference cycle worth collecting."""
     from .cache import _no_gc
 
-    with _no_gc():
+    with _no_gc(), memtrim.trimming():  # (the freed memory given back as the scan goes: lint/memtrim.py)
         return _scan(options)
 
 
@@ -500,6 +500,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
             if first is not None:
                 first_hazard_of[i] = first
             merged.add(hazards)
+            memtrim.maybe()
 
     def find(key: str, do_find) -> list:
         return inc.find(key, do_find, finder.unresolved) if inc is not None else do_find()
@@ -518,6 +519,7 @@ def _find_and_walk(options: ScanOptions, program: Program, finder: RegionFinder,
             searched_only.update(islice(reversed(program.modules), len(program.modules) - before))
             if not loaded or f.module in searched_only:
                 program.evict(f.module)
+        memtrim.maybe()
         progress("scan", done=i + 1, total=len(candidates), parsed=parsed(), regions=len(regions),
                  findings=merged.count)
     for package in options.public_api:

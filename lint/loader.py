@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import memtrim
 from .cache import SummaryCache, loaded_summary, note_loaded_summary
 from .index import decode_source, index_source
 from .parallel import YOURS
@@ -21,6 +22,7 @@ class SummaryLoader:
         self.ahead = None  # files indexed ahead (lint/parallel.py): .take(str(path)) -> (content key, summary)
 
     def __call__(self, module: str, path: Path, is_package: bool) -> ModuleSummary:
+        memtrim.maybe()  # (a load is where most of what the scan frees was made: the workers' pickled bytes)
         try:
             data = Path(path).read_bytes()
         except OSError as e:
