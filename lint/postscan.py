@@ -2,6 +2,7 @@
 to findings touching some files, and render in the chosen format (text / json / sarif / github)."""
 from __future__ import annotations
 
+import itertools
 import operator
 import os
 import sys
@@ -16,11 +17,11 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def render(result, fmt: str, color: bool = False, stats: bool = False, show_paths: bool = True,
            show_all_paths: bool = False):
-    """The report's text: a str, or for JSON a list of its parts (write_report writes them one by one)."""
+    """The report's text: a str, or for JSON an iterator of its parts, made as write_report writes them."""
     if fmt == "json":
         from .report import json_parts
 
-        return json_parts(result) + ["\n"]
+        return itertools.chain(json_parts(result), ["\n"])
     if fmt == "sarif":
         from .report.sarif import to_sarif
 
@@ -35,7 +36,7 @@ def render(result, fmt: str, color: bool = False, stats: bool = False, show_path
 
 
 def write_report(out, output_file: Optional[str]) -> None:
-    """``out``: the text, or a list of its parts (render)."""
+    """``out``: the text, or an iterable of its parts (render)."""
     parts = [out] if isinstance(out, str) else out
     if output_file:
         from .atomic import write_atomic

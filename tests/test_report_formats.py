@@ -300,3 +300,36 @@ def test_rule_docs_print_well(code):
 def test_unknown_rule_is_exit_2():
     r = cli(["rule", "CL999"], ROOT)
     assert r.exit_code == 2 and "unknown rule 'CL999'" in r.stderr
+
+
+def test_the_json_reports_findings_texts_are_made_as_written_and_made_again_for_the_entry(corpus_result,
+                                                                                         monkeypatch):
+    """A JSON report's parts are made as the writer takes them: a finding's text is not made before the writer
+    asks for it, and none is held once written (the bench site's 67 MB of texts, held at once, were the cold
+    scan's peak after its walks).  The result cache entry written after it gets the very texts the report
+    wrote (report.texts_of), made again from the report's encoder."""
+    from compile_lint import report
+
+    findings = corpus_result.findings
+    assert len(findings) > 3
+    encoded = []
+    plain = report.FindingEncoder._encode
+    monkeypatch.setattr(report.FindingEncoder, "_encode", lambda enc, f: encoded.append(f) or plain(enc, f))
+    parts = iter(report.json_parts(corpus_result))
+    written = []
+    for part in parts:
+        written.append(part)
+        if part == "[\n  ":  # the findings' list opens: no finding's text is made yet
+            break
+    assert encoded == []
+    written.append(next(parts))
+    assert encoded == findings[:1]
+    held = report._LAST_TEXTS[0]
+    assert held[0] is findings and isinstance(held[2], report.FindingEncoder)
+    written += list(parts)
+    text = "".join(written)
+    assert text == report.to_json(corpus_result)
+    roots, listed, texts = report.texts_of(findings)
+    assert listed is findings and len(texts) == len(findings)
+    assert [json.loads(t) for t in texts] == json.loads(text)["findings"]
+    assert report.texts_of(list(findings)) is None  # (only for that very list)

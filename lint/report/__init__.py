@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import Iterator, Optional
 
 from compile_lint import __version__
 
@@ -138,27 +138,31 @@ def to_json(result: ScanResult) -> str:
     return "".join(json_parts(result))
 
 
-def json_parts(result: ScanResult) -> list:
-    """``to_json``'s text in parts (one a finding), for a writer to take one by one: joining the bench site's
-    67 MB report and encoding it whole copied it six times (0.3 s of an edit's answer)."""
+def json_parts(result: ScanResult) -> Iterator[str]:
+    """``to_json``'s text in parts (one a finding), made as a writer takes them: joining the bench site's 67 MB
+    report and encoding it whole copied it six times (0.3 s of an edit's answer), and the findings' texts
+    held all at once were the tracked cold scan's peak after its walks (some 60 MB over the walks' own).  The
+    result cache entry written after the report encodes them again (texts_of), unless a warm process kept
+    them (FindingEncoder.keep)."""
     enc = FindingEncoder(result.roots)
     stored = getattr(result, "json_texts", None)
     if _KEPT_TEXTS is None and stored is not None and stored[1] is result.findings and stored[0] == enc._roots:
         texts = stored[2]  # (a hit in a process of its own: the texts written with the entry, of these findings)
+        _LAST_TEXTS[:] = [(result.findings, enc._roots, texts)]
     else:
-        texts = [enc.encode(f) for f in result.findings]
-    _LAST_TEXTS[:] = [(result.findings, enc._roots, texts)]
+        texts = map(enc.encode, result.findings)
+        _LAST_TEXTS[:] = [(result.findings, enc._roots, enc)]
     doc = {
         "version": __version__,
         "schema": JSON_SCHEMA_VERSION,
         "trace_rules": result.trace_rules_source,
-        "findings": _Encoded(texts),
+        "findings": _Encoded(texts, len(result.findings)),
         "stats": result.stats,
         "coverage": result.coverage.to_dict(lambda p: relpath(p, result.roots)) if result.coverage else None,
         "skipped_files": [{"path": p, "reason": r} for p, r in result.problems],
     }
-    enc.keep()
-    return document_parts(doc)
+    yield from document_parts(doc)
+    enc.keep()  # (every text made by now)
 
 
 # A warm process (lint/daemon.py) keeps each finding's JSON text from one report to the next, with the values
@@ -173,15 +177,21 @@ _KEPT_TEXTS: Optional[dict] = None  # id(finding) -> (finding, the values encode
 # in a process of its own encoded the bench site's 4,239 findings again, 0.32 s of its 1.25 s.  Kept with the
 # entry as (how paths are written: the roots and working directory, the findings list, its texts); the list
 # is pickled with the entry's findings, so a hit takes the texts only for that very list (not a filtered one).
-_LAST_TEXTS: list = []  # [(findings list, roots key, texts)]
+# The report does not keep its texts (json_parts): what is kept is its encoder, which makes them again when
+# the entry is written -- behind the answer (a command's child, a warm process after answering).
+_LAST_TEXTS: list = []  # [(findings list, roots key, its texts or the FindingEncoder that made them)]
 
 
 def texts_of(findings: list) -> Optional[tuple]:
     """``ScanResult.json_texts`` for a result whose findings are ``findings``: (roots key, the list, its
     texts) if the last JSON report was of that very list, else None."""
-    if _LAST_TEXTS and _LAST_TEXTS[0][0] is findings:
-        return _LAST_TEXTS[0][1], findings, _LAST_TEXTS[0][2]
-    return None
+    if not _LAST_TEXTS or _LAST_TEXTS[0][0] is not findings:
+        return None
+    _, roots, texts = _LAST_TEXTS[0]
+    if isinstance(texts, FindingEncoder):
+        texts = [texts.encode(f) for f in findings]
+        _LAST_TEXTS[:] = [(findings, roots, texts)]
+    return roots, findings, texts
 
 
 def warm_encoded_findings(findings: list, roots_key: tuple) -> None:
@@ -218,8 +228,12 @@ def keep_encoded_findings() -> None:
         _KEPT_TEXTS = {}
 
 
-class _Encoded(list):
-    """A list of elements already in JSON text (findings from ``FindingEncoder``)."""
+class _Encoded:
+    """The elements of a list already in JSON text (findings from ``FindingEncoder``): ``texts``, an iterable
+    of ``n`` of them, taken once."""
+
+    def __init__(self, texts, n: int):
+        self.texts, self.n = texts, n
 
 
 def dumps_document(doc: dict) -> str:
@@ -228,24 +242,24 @@ def dumps_document(doc: dict) -> str:
     return "".join(document_parts(doc))
 
 
-def document_parts(doc: dict) -> list:
+def document_parts(doc: dict) -> Iterator[str]:
     """``dumps_document``'s text in parts: each list element one, the separators between them parts of their
     own (joined to each, the findings' texts were copied: 67 MB more at the bench site's scan's peak)."""
-    parts = ["{" if doc else "{\n"]
+    yield "{" if doc else "{\n"
     for i, (key, value) in enumerate(doc.items()):
-        parts.append(f"{',' if i else ''}\n {json.dumps(key)}: ")
-        if isinstance(value, list) and value:
-            texts = value if isinstance(value, _Encoded) else [json.dumps(x) for x in value]
-            parts.append("[\n  ")
+        yield f"{',' if i else ''}\n {json.dumps(key)}: "
+        encoded = isinstance(value, _Encoded)
+        if (encoded and value.n) or (isinstance(value, list) and value):
+            texts = value.texts if encoded else (json.dumps(x) for x in value)
+            yield "[\n  "
             for j, text in enumerate(texts):
                 if j:
-                    parts.append(",\n  ")
-                parts.append(text)
-            parts.append("\n ]")
+                    yield ",\n  "
+                yield text
+            yield "\n ]"
         else:
-            parts.append(json.dumps(value))
-    parts.append("\n}")
-    return parts
+            yield "[]" if encoded else json.dumps(value)
+    yield "\n}"
 
 
 def _plural(n: int, word: str) -> str:
