@@ -53,6 +53,9 @@ class Tracker:
         self.next_id = first_id
         self.checks: dict = {}  # check item -> the value it had
         self.last_closed = ROOT
+        # the (value, unit) pair of the memo entry made last (TrackedMemo): a unit often makes several entries
+        # of one value in a row (an expression's value under each of its keys), and each was a pair of its own
+        self.last_pair: tuple = (_MISS, ROOT)
         self.made = 0  # memo entries made so far (Tracker.frame)
         # the top unit (a file's region search, a region's walk) being run, ROOT between them, and where the
         # previous scan ran it (its place in that scan's order: TrackedContextCaps)
@@ -209,8 +212,12 @@ class TrackedMemo(_UnitTable):
         return pair[0]
 
     def __setitem__(self, k, v):
-        dict.__setitem__(self, k, (v, self.t.cur))
-        self.t.made += 1
+        t = self.t
+        pair = t.last_pair
+        if pair[0] is not v or pair[1] != t.cur:
+            pair = t.last_pair = (v, t.cur)
+        dict.__setitem__(self, k, pair)
+        t.made += 1
 
     def get(self, k, d=None):
         pair = dict.get(self, k, _MISS)
