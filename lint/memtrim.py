@@ -7,8 +7,11 @@ it lies at the top of its heap, so the holes that freeing such blocks leaves sta
 some 76 MB of free blocks at the walks' end in the main heap, and the heap of the thread that receives the
 workers' results (``concurrent.futures``' manager thread) held some 60 MB more until the pool shut down (its
 RSS fell from 2,147 to 2,083 MB at ``BackgroundIndexer.finish``).  ``malloc_trim(0)`` releases every whole
-free page of every heap; called at most once a second while the scan finds and walks its regions, the
-tracked cold scan of the bench site peaked at 2,037 MB where it peaked at 2,149 (three scans side by side).
+free page of every heap; asked at most once a second while the scan finds and walks its regions (183 times,
+0.17 s in all), the tracked cold scan of the bench site peaked at 2,046 MB where it peaked at 2,140 (side by
+side, in-process; README, "Incremental rows", session 47).  Asked from the scan's own thread, not one of its
+own (as first tried: 2,037 MB): the command forks to write its cache behind only while it has one thread
+(cli._write_behind), and the scan passes a module load, a candidate or a region often enough.
 
 Elsewhere than on glibc (macOS, musl) there is no ``malloc_trim``: ``maybe`` does nothing.
 """
@@ -38,7 +41,8 @@ def _find_trim() -> Optional[Callable]:
 
 class Trimmer:
     """``maybe()``: trim if ``INTERVAL`` seconds passed since the last trim.  Asked at points the scan passes
-    often (each module loaded, each candidate searched), on the thread that allocates most."""
+    often (each module loaded, each candidate searched, each region walked), on the thread that allocates
+    most."""
 
     def __init__(self, trim: Optional[Callable], interval: Optional[float] = None):
         self.interval = INTERVAL if interval is None else interval
