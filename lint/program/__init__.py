@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..contexts import ContextCaps
+from ..values import forget_reprs
 from .calls import MAX_CALL_CONTEXTS, CallMixin, _foreign_origins
 from .classes import ClassMixin
 from .evaluate import EvaluatorMixin
@@ -75,6 +76,7 @@ class Program(ResolverMixin, EvaluatorMixin, ClassMixin, CallMixin, GuardMixin, 
         self._name_sets: dict = {}  # interned sets of names (_param_reads)
         _SCOPE_KEYS.clear()  # interned scope keys (Scope.key) are per program: a finished scan's go with it
         _BINDING_PAIRS.clear()
+        forget_reprs()  # (the values' texts, one object each: values.py)
         self._mention_index: dict = {}  # None (the scanned files) or a package -> _MentionIndex
         self.env_set: set = set()
         self.env_removed: set = set()
