@@ -155,12 +155,12 @@ def _cached_repr(cls):
     texts = _REPR_TEXTS
 
     def __repr__(self):
-        try:
-            return self.__dict__["_repr"]
-        except KeyError:
+        d = self.__dict__
+        r = d.get("_repr")
+        if r is None:
             r = plain(self)
-            r = self.__dict__["_repr"] = texts.setdefault(r, r)
-            return r
+            r = d["_repr"] = texts.setdefault(r, r)
+        return r
 
     cls.__repr__ = __repr__
     return cls
