@@ -283,8 +283,10 @@ def _scan(options: ScanOptions) -> ScanResult:
     # (lint/parallel.py), in the background while this process finds the regions and walks them; an
     # incremental scan reads the few summaries it needs from the cache
     reusing = inc is not None and inc.old is not None
+    likely_modules = {f.module for f in likely}  # (each candidate's text was read and told apart above)
     loader.ahead = prefetch([] if reusing else [(f.module, f.path, f.is_package) for f in candidates], locator,
-                            cache, options.jobs or default_jobs(), progress=progress, follow=likely_region_file)
+                            cache, options.jobs or default_jobs(), progress=progress,
+                            follow=lambda module, data: module in likely_modules)
     # --- end of: which files to parse ---
     replans = 0
     try:

@@ -134,11 +134,11 @@ def _index_pickled(cache_dir, items: list) -> tuple:
 
 
 def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, depth: int = 3,
-             progress: Optional[Callable] = None, follow: Optional[Callable[[bytes], bool]] = None):
+             progress: Optional[Callable] = None, follow: Optional[Callable[[str, bytes], bool]] = None):
     """Index the candidates and the imports of the likely region files (see the module docstring).
 
-    ``candidates``: [(module, path, is_package)], in the order the scan visits them.  ``follow(data)``: is
-    this candidate likely to hold a region (it spells ``torch.compile``, say, not just ``re.compile``)?  Only
+    ``candidates``: [(module, path, is_package)], in the order the scan visits them.  ``follow(module,
+    data)``: is this candidate (its text: ``data``) likely to hold a region (it spells ``torch.compile``, say, not just ``re.compile``)?  Only
     those have their imports added, up to ``depth`` levels, right after the candidate itself: that is the
     order the walk asks for them, as it walks a file's regions as soon as they are found.  (All candidates
     first, then every candidate's imports, made the walk index half of what it needed itself: the pool was
@@ -148,7 +148,7 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
     first batch while the rest is still being ordered.
     """
     progress = progress or (lambda *a, **k: None)
-    follow = follow or (lambda data: True)
+    follow = follow or (lambda module, data: True)
     wanted: set = set()  # str(path) of every file of the set
     seen_modules: set = set()
     sizes: dict = {}
@@ -183,7 +183,7 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
 
     for module, path, is_package in candidates:
         data = want(module, Path(path), is_package)
-        if data is not None and depth and follow(data):
+        if data is not None and depth and follow(module, data):
             frontier = [(module, data, is_package)]
             for level in range(depth):
                 nxt = []

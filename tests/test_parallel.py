@@ -265,7 +265,7 @@ def test_prefetch_puts_a_likely_region_files_imports_right_after_it(tmp_path):
     locator = ModuleLocator(scanned, [str(tmp_path)])
     cands = [(m, tmp_path / f"{m}.py", False) for m in ("a", "r", "s")]
     ahead = parallel.prefetch(cands, locator, SummaryCache(None), jobs=1, depth=2,  # d.py: the last level
-                              follow=lambda data: b"torch.compile" in data)
+                              follow=lambda module, data: b"torch.compile" in data)
     assert list(ahead.summaries) == [str(tmp_path / f"{m}.py") for m in ("a", "r", "b", "c", "d", "e", "s")]
 
 
