@@ -138,8 +138,9 @@ def prefetch(candidates: Iterable, locator, cache: SummaryCache, jobs: int, dept
     """Index the candidates and the imports of the likely region files (see the module docstring).
 
     ``candidates``: [(module, path, is_package)], in the order the scan visits them.  ``follow(module,
-    data)``: is this candidate (its text: ``data``) likely to hold a region (it spells ``torch.compile``, say, not just ``re.compile``)?  Only
-    those have their imports added, up to ``depth`` levels, right after the candidate itself: that is the
+    data)``: is this candidate (its text: ``data``) likely to hold a region (it spells ``torch.compile``,
+    say, not just ``re.compile``; the scan gives its own answer: engine._likely_region_file)?  Only those have their
+    imports added, up to ``depth`` levels, right after the candidate itself: that is the
     order the walk asks for them, as it walks a file's regions as soon as they are found.  (All candidates
     first, then every candidate's imports, made the walk index half of what it needed itself: the pool was
     still on candidates; and two thirds of the imports of the other candidates were never needed.)
