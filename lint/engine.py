@@ -124,15 +124,13 @@ def interpreter_sys_path(python: str) -> list:
         raise ScanError(f"cannot read sys.path from interpreter {python!r}: {e}") from None
 
 
-def _load_trace_rules(options: ScanOptions):
-    try:
-        from .dynamo.trace_rules import load_trace_rules
-    except ImportError:  # pragma: no cover - the module ships with the package
-        return None, "no trace rules available"
+def _begin_trace_rules(options: ScanOptions):
+    """Dynamo's trace rules begun (dynamo/trace_rules.py): where they are not cached, the interpreter dumps
+    them in a process of its own (it imports torch: some 4 s) while the scan finds and reads its files."""
+    from .dynamo.trace_rules import begin_trace_rules
+
     cache_dir = None if options.cache_dir is None else (options.shared_cache_dir or options.cache_dir)
-    rules = load_trace_rules(python=options.python, cache_dir=cache_dir,
-                             use_installed=options.use_installed_torch)
-    return rules, rules.source
+    return begin_trace_rules(python=options.python, cache_dir=cache_dir, use_installed=options.use_installed_torch)
 
 
 def scan(options: ScanOptions) -> ScanResult:
@@ -157,6 +155,14 @@ REPLAN_MIN_STALE_TOPS = 50
 
 
 def _scan(options: ScanOptions) -> ScanResult:
+    pending_rules = _begin_trace_rules(options)
+    try:
+        return _scan_with(options, pending_rules)
+    finally:
+        pending_rules.close()  # (a dump nobody read: the scan ended before it needed the rules)
+
+
+def _scan_with(options: ScanOptions, pending_rules) -> ScanResult:
     progress = options.progress or (lambda *a, **k: None)
     paths = [Path(p) for p in options.paths]
     missing = [str(p) for p in paths if not p.exists()]
@@ -211,14 +217,19 @@ def _scan(options: ScanOptions) -> ScanResult:
             ArchFacts.parse("sm90", options.cuda_version)
         except ArchError as e:
             raise ScanError(str(e)) from None
-    trace_rules, tr_source = _load_trace_rules(options)
+    torch_version_note = ""
     if options.torch_version:
         from .dynamo.verdicts import load_verdicts, version_key
 
         table = load_verdicts(options.torch_version) if version_key(options.torch_version) else None
         if table is None:
             raise ScanError(f"--torch-version {options.torch_version}: expected a version like 2.11 or 2.13.0")
-        tr_source += f"; for --torch-version {options.torch_version}: {table.source}"
+        torch_version_note = f"; for --torch-version {options.torch_version}: {table.source}"
+
+    def read_rules() -> tuple:
+        """(the trace rules, where they come from): waits for their dump if it is still under way."""
+        rules = pending_rules.result()
+        return rules, rules.source + torch_version_note
     all_paths = frozenset(str(f.path) for f in disc.files + opaque_files)
     wrapper_names = tuple(m.callee.rsplit(".", 1)[-1].encode() for m in options.framework_models)
     markers = tuple(options.region_markers) + wrapper_names
@@ -229,15 +240,22 @@ def _scan(options: ScanOptions) -> ScanResult:
     facts = UserFacts(tuple(options.assume), tuple(options.env), options.env_complete, tuple(options.not_installed))
     if options.use_result_cache and cache.root is not None:
         from .incremental import Incremental
-        from .resultcache import ResultCache
+        from .resultcache import NO_RESULT, ResultCache, holds_no_result
 
-        results = ResultCache(cache, _options_key(options, search_path, trace_rules))
-        cached = results.load(all_paths, incremental=options.incremental and not facts, candidacy=lambda data: (
-            any(mk in data for mk in markers), any(mk in data for mk in markers) and likely_region_file(data)))
-        if cached is not None:
-            cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
-            cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
-            return cached
+        if not pending_rules.ready and holds_no_result(cache):
+            # nothing to answer from, whatever the options' key (which holds the rules): the rules' dump goes
+            # on while the files are found and the pool indexes them, and the entry is keyed once they are read
+            results = ResultCache(cache, None)
+            results.miss = NO_RESULT
+        else:
+            trace_rules, tr_source = read_rules()
+            results = ResultCache(cache, _options_key(options, search_path, trace_rules))
+            cached = results.load(all_paths, incremental=options.incremental and not facts, candidacy=lambda data: (
+                any(mk in data for mk in markers), any(mk in data for mk in markers) and likely_region_file(data)))
+            if cached is not None:
+                cached.stats.update(files_parsed=results.reindexed, cache_hits=cache.hits, result_cache="hit")
+                cached.trace_rules_source = tr_source  # the same rules; only how they were read may differ
+                return cached
         if options.incremental and not facts:  # the facts' use counts (the header) are per scan: not tracked
             inc = Incremental(*results.incremental) if results.incremental else Incremental()
         full_because = results.miss if not results.incremental else ""  # (--stats: why a scan was a full one)
@@ -288,6 +306,9 @@ def _scan(options: ScanOptions) -> ScanResult:
                             cache, options.jobs or default_jobs(), progress=progress,
                             follow=lambda module, data: module in likely_modules)
     # --- end of: which files to parse ---
+    trace_rules, tr_source = read_rules()  # (the walks need them; the pool indexes meanwhile)
+    if results is not None and results.path is None:
+        results.set_key(_options_key(options, search_path, trace_rules))
     replans = 0
     try:
         while True:

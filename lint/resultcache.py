@@ -125,10 +125,36 @@ def options_key(parts: tuple) -> str:
 _HIT = object()
 
 
+# why a scan found nothing to answer from (--stats), where the cache holds no entry of its options
+NO_RESULT = "no result of a scan with these options and this analyzer"
+
+
+def holds_no_result(summaries: SummaryCache) -> bool:
+    """Whether the cache holds no result entry at all, none being written behind (waited for, as ``load``
+    does) nor kept in this process to be written: a scan then has nothing to answer from, whatever its
+    options' key."""
+    if summaries.root is None:
+        return True
+    if keptstates._PENDING_RESULTS:
+        return False
+    d = summaries.root / "results"
+    with keptstates.no_writer(d):
+        try:
+            return not any(p.suffix == ".pkl" for p in d.iterdir())
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+
+
 class ResultCache:
-    def __init__(self, summaries: SummaryCache, key: str):
+    def __init__(self, summaries: SummaryCache, key: Optional[str]):
+        """``key``: the options' (engine._options_key); None until ``set_key`` where it waits for the trace
+        rules (a first scan: engine)."""
         self.summaries = summaries
-        self.path = summaries.root / "results" / f"{key}.pkl" if summaries.root else None
+        self.path = None
+        if key is not None:
+            self.set_key(key)
         self.problems: list = []
         self.reindexed = 0  # files re-indexed to check an edit (a hit may still parse a few)
         # (previous IncState, Plan) when only some files' summaries changed: lint/incremental.py
@@ -138,6 +164,9 @@ class ResultCache:
         self._known: dict = {}
         self._changed = False  # (load: files re-keyed, their contents unchanged)
         self.miss = ""  # why load() found no result to answer from or to scan incrementally from (--stats)
+
+    def set_key(self, key: str) -> None:
+        self.path = self.summaries.root / "results" / f"{key}.pkl" if self.summaries.root else None
 
     # ------------------------------------------------------------------ read
     def load(self, all_paths: frozenset, incremental: bool = False, candidacy=None):
@@ -161,7 +190,7 @@ class ResultCache:
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
-            self.miss = "no result of a scan with these options and this analyzer"
+            self.miss = NO_RESULT
             return None
         except OSError as e:
             self.problems.append((str(self.path), f"cannot read result cache entry, rescanned: {e.strerror or e}"))

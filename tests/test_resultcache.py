@@ -2,6 +2,7 @@
 every kind of change that could alter the result makes it scan again."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -44,6 +45,37 @@ def test_unchanged_tree_is_a_hit_with_the_same_findings(project, tmp_path):
     assert second.stats["result_cache"] == "hit"
     assert second.stats["files_parsed"] == 0 and second.program is None
     assert _facts(second) == _facts(first)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not importable")
+def test_a_first_scan_keys_its_entry_once_the_rules_dumped_behind_it_are_read(project, tmp_path, monkeypatch):
+    """An empty cache: the installed torch's trace rules are dumped (some 4 s) while the scan finds its files
+    and starts the pool, and the entry it writes is the one the next scan, reading the rules first (from their
+    cache), looks up."""
+    from compile_lint import engine
+    from compile_lint.dynamo import trace_rules as TR
+    from compile_lint.resultcache import NO_RESULT
+
+    events = []
+    real_result, real_prefetch = TR.PendingTraceRules.result, engine.prefetch
+    monkeypatch.setattr(TR.PendingTraceRules, "result", lambda self: events.append(("rules", self.ready))
+                        or real_result(self))
+    monkeypatch.setattr(engine, "prefetch", lambda *a, **k: events.append(("prefetch", None)) or real_prefetch(*a, **k))
+    TR.clear_memo()
+    try:
+        cache = tmp_path / "cache"
+        first = _scan(project, cache, use_installed_torch=True)
+        assert events[:2] == [("prefetch", None), ("rules", False)]  # read after the pool began, still dumping
+        assert first.stats["result_cache"] == "miss" and first.stats["result_cache_miss"] == NO_RESULT
+        assert "installed at" in first.trace_rules_source and "cached" not in first.trace_rules_source
+        TR.clear_memo()
+        events.clear()
+        second = _scan(project, cache, use_installed_torch=True)
+        assert events[0] == ("rules", True)  # from their cache, before the entry is looked up
+        assert second.stats["result_cache"] == "hit" and "cached" in second.trace_rules_source
+        assert _facts(second) == _facts(first)
+    finally:
+        TR.clear_memo()
 
 
 def test_a_touched_file_is_still_a_hit(project, tmp_path):

@@ -345,16 +345,17 @@ def _wrapper(tmp_path: Path, name: str, body: str) -> str:
 
 
 class _Spy:
+    """The interpreter processes the loading starts (every one goes through ``_start_python``)."""
+
     def __init__(self, monkeypatch):
         self.calls: list[str] = []
-        real = subprocess.run
+        real = TR._start_python
 
-        def run(cmd, *a, **kw):
-            src = cmd[2] if len(cmd) > 2 else ""
-            self.calls.append("dump" if src == DUMP_SOURCE else "probe" if src == PROBE_SOURCE else "other")
-            return real(cmd, *a, **kw)
+        def start(python, source):
+            self.calls.append("dump" if source == DUMP_SOURCE else "probe" if source == PROBE_SOURCE else "other")
+            return real(python, source)
 
-        monkeypatch.setattr(TR.subprocess, "run", run)
+        monkeypatch.setattr(TR, "_start_python", start)
 
     def count(self, kind: str) -> int:
         return self.calls.count(kind)
@@ -409,6 +410,38 @@ def test_stale_or_corrupt_cache_is_redumped(tmp_path, monkeypatch):
     assert again.origin == "installed"
     assert spy.count("dump") == 2
     json.loads(cache_file.read_text())
+
+
+@needs_torch
+def test_rules_begun_are_the_rules_loaded(tmp_path):
+    # a scan begins the dump first and reads the rules when its walks need them (engine._begin_trace_rules)
+    pending = TR.begin_trace_rules(cache_dir=tmp_path)
+    assert not pending.ready  # the interpreter is still dumping them
+    rules = pending.result()
+    assert rules.origin == "installed", rules.source
+    assert pending.ready and pending.result() is rules
+    assert load_trace_rules(cache_dir=tmp_path) is rules  # memoised as load_trace_rules's
+    clear_memo()
+    again = load_trace_rules(cache_dir=tmp_path)
+    assert again.origin == "cache" and again.data == rules.data
+
+
+@needs_torch
+def test_a_dump_nobody_reads_is_stopped(tmp_path, monkeypatch):
+    started = []
+    real = TR._start_python
+
+    def start(python, source):
+        started.append(real(python, source))
+        return started[-1]
+
+    monkeypatch.setattr(TR, "_start_python", start)
+    pending = TR.begin_trace_rules(cache_dir=tmp_path)
+    assert not pending.ready and len(started) == 1
+    pending.close()
+    assert started[0].returncode is not None and started[0].returncode < 0  # killed, and reaped
+    assert not list(tmp_path.glob("trace_rules-*.json"))  # nothing cached of a dump never read
+    pending.close()  # (twice: nothing left to stop)
 
 
 def test_cache_key_depends_on_torch_identity(tmp_path):

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -688,22 +689,38 @@ def _parse_marked(stdout: str) -> Any:
 
 
 def _run_python(python: str, source: str, timeout: float) -> Any:
+    return _finish_python(_start_python(python, source), timeout)
+
+
+def _start_python(python: str, source: str) -> subprocess.Popen:
+    """``python -c source`` started, its output read by ``_finish_python``."""
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     # cwd: somewhere with no stray modules; the sources also drop '' from sys.path
-    proc = subprocess.run(
+    return subprocess.Popen(
         [python, "-c", source],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
         cwd=tempfile.gettempdir(),
         env=env,
         stdin=subprocess.DEVNULL,
     )
+
+
+def _finish_python(proc: subprocess.Popen, timeout: float) -> Any:
+    """What ``proc`` (``_start_python``) printed after its JSON marker; ``subprocess.TimeoutExpired`` once
+    ``timeout`` seconds are gone (the process killed)."""
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout or "").strip().splitlines()
+        tail = (stderr or stdout or "").strip().splitlines()
         raise RuntimeError(tail[-1][:300] if tail else f"exit status {proc.returncode}")
-    return _parse_marked(proc.stdout)
+    return _parse_marked(stdout)
 
 
 def _is_this_interpreter(python: str) -> bool:
@@ -756,6 +773,52 @@ def _write_cache(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def _load_installed(python: str, cache_dir: Path | None) -> TraceRules:
+    begun = _begin_installed(python, cache_dir)
+    return begun if isinstance(begun, TraceRules) else begun.finish()
+
+
+class _Dump:
+    """The dump of an interpreter's rules under way (``_begin_installed``): ``finish`` waits for it, caches
+    it, and gives the rules (or the snapshot, saying why)."""
+
+    def __init__(self, python: str, probe: Mapping[str, Any], cache_path: Path | None):
+        self.python, self.probe, self.cache_path = python, probe, cache_path
+        self.exe = probe.get("executable") or python
+        self.started = time.monotonic()
+        self.proc: subprocess.Popen | None = _start_python(python, DUMP_SOURCE)
+
+    def finish(self) -> TraceRules:
+        python, probe = self.python, self.probe
+        try:
+            data = _finish_python(self.proc, max(0.0, DUMP_TIMEOUT_S - (time.monotonic() - self.started)))
+            if not isinstance(data, dict) or not data.get("in_graph_functions"):
+                raise ValueError("dump has no in-graph functions")
+        except subprocess.TimeoutExpired:
+            return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} timed out after {DUMP_TIMEOUT_S:.0f}s")
+        except Exception as e:  # noqa: BLE001
+            return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} failed: {type(e).__name__}: {e}")
+        finally:
+            self.proc = None
+        if self.cache_path is not None:
+            _write_cache(self.cache_path, data)
+        return TraceRules.from_dump(
+            data,
+            f"torch {data.get('torch_version')} installed at {data.get('torch_dir')} (via {self.exe})",
+            "installed",
+        )
+
+    def close(self) -> None:
+        """Stop a dump nobody will read (the scan ended first)."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        if proc is not None:
+            proc.communicate()
+
+
+def _begin_installed(python: str, cache_dir: Path | None) -> "TraceRules | _Dump":
+    """The rules at once where they need no dump (the cache has them, or the snapshot stands in: no
+    interpreter, no torch), else the dump started."""
     try:
         probe = _probe(python)
     except FileNotFoundError:
@@ -778,20 +841,9 @@ def _load_installed(python: str, cache_dir: Path | None) -> TraceRules:
                 "cache",
             )
     try:
-        data = _run_python(python, DUMP_SOURCE, DUMP_TIMEOUT_S)
-        if not isinstance(data, dict) or not data.get("in_graph_functions"):
-            raise ValueError("dump has no in-graph functions")
-    except subprocess.TimeoutExpired:
-        return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} timed out after {DUMP_TIMEOUT_S:.0f}s")
-    except Exception as e:  # noqa: BLE001
+        return _Dump(python, probe, cache_path)
+    except Exception as e:  # noqa: BLE001 - never raise on a broken environment (as _run_python did)
         return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} failed: {type(e).__name__}: {e}")
-    if cache_path is not None:
-        _write_cache(cache_path, data)
-    return TraceRules.from_dump(
-        data,
-        f"torch {data.get('torch_version')} installed at {data.get('torch_dir')} (via {exe})",
-        "installed",
-    )
 
 
 def load_trace_rules(
@@ -808,20 +860,63 @@ def load_trace_rules(
     else one tiny subprocess).  Falls back to the bundled snapshot, with
     `source` saying why, whenever that fails.  Memoised per arguments.
     """
+    return begin_trace_rules(python, cache_dir, use_installed).result()
+
+
+class PendingTraceRules:
+    """``load_trace_rules`` begun (``begin_trace_rules``): ``result()`` gives the rules, waiting for the dump
+    if one is under way; ``close()`` stops a dump whose rules nobody will read."""
+
+    def __init__(self, key: tuple, begun: "TraceRules | _Dump"):
+        self._key, self._begun = key, begun
+
+    @property
+    def ready(self) -> bool:
+        """The rules are there without waiting (memoised, cached, or the snapshot)."""
+        return isinstance(self._begun, TraceRules)
+
+    def result(self) -> TraceRules:
+        begun = self._begun
+        if isinstance(begun, _Dump):
+            try:
+                rules = begun.finish()
+            except Exception as e:  # noqa: BLE001 - last resort
+                rules = load_snapshot(f"{type(e).__name__}: {e}")
+            begun = self._begun = _remember(self._key, _with_verdict_source(rules))
+        return begun
+
+    def close(self) -> None:
+        if isinstance(self._begun, _Dump):
+            self._begun.close()
+
+
+def begin_trace_rules(
+    python: str | None = None,
+    cache_dir: Path | None = None,
+    use_installed: bool = True,
+) -> PendingTraceRules:
+    """``load_trace_rules``, its dump (the one slow part: the interpreter imports torch, some 4 s) left
+    running: a scan starts it first and reads the rules when its walks need them, finding the files to scan
+    meanwhile.  The same rules as ``load_trace_rules`` gives."""
     py = python or sys.executable or "python3"
     key = (os.path.abspath(py), str(cache_dir) if cache_dir is not None else None, bool(use_installed))
     with _MEMO_LOCK:
         hit = _MEMO.get(key)
     if hit is not None:
-        return hit
+        return PendingTraceRules(key, hit)
     if not use_installed:
-        rules = load_snapshot("use_installed=False")
+        begun = load_snapshot("use_installed=False")
     else:
         try:
-            rules = _load_installed(py, Path(cache_dir) if cache_dir is not None else None)
+            begun = _begin_installed(py, Path(cache_dir) if cache_dir is not None else None)
         except Exception as e:  # noqa: BLE001 - last resort
-            rules = load_snapshot(f"{type(e).__name__}: {e}")
-    rules = _with_verdict_source(rules)
+            begun = load_snapshot(f"{type(e).__name__}: {e}")
+    if isinstance(begun, TraceRules):
+        begun = _remember(key, _with_verdict_source(begun))
+    return PendingTraceRules(key, begun)
+
+
+def _remember(key: tuple, rules: TraceRules) -> TraceRules:
     with _MEMO_LOCK:
         _MEMO.setdefault(key, rules)
         return _MEMO[key]
