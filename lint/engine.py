@@ -306,11 +306,11 @@ def _scan_with(options: ScanOptions, pending_rules) -> ScanResult:
                             cache, options.jobs or default_jobs(), progress=progress,
                             follow=lambda module, data: module in likely_modules)
     # --- end of: which files to parse ---
-    trace_rules, tr_source = read_rules()  # (the walks need them; the pool indexes meanwhile)
-    if results is not None and results.path is None:
-        results.set_key(_options_key(options, search_path, trace_rules))
     replans = 0
     try:
+        trace_rules, tr_source = read_rules()  # (the walks need them; the pool indexes meanwhile)
+        if results is not None and results.path is None:
+            results.set_key(_options_key(options, search_path, trace_rules))
         while True:
             try:
                 regions, merged, first_hazards, reach = _find_and_walk(
