@@ -285,3 +285,35 @@ def test_progress_off_a_terminal_is_one_plain_line_per_interval(tree):
     lines = fast.stream.getvalue().splitlines()
     assert lines and all(ln.startswith("compile-lint: ") and "\x1b" not in ln for ln in lines)
     assert any(ln.startswith("compile-lint: scanning ") and " files" in ln and "regions " in ln for ln in lines)
+
+
+@pytest.mark.parametrize("text,likely", [
+    (b"from torch import compile\n", True),
+    (b"from torch import  compile as c\n", True),
+    (b"x = 1\nimport\tcompile\n", True),
+    (b"(import compile", True),
+    (b"import compiled\n", False),  # a longer name
+    (b"ximport compile\n", False),  # `import` inside an identifier
+    (b"_import compile\n", False),
+    (b"9import compile\n", False),
+    (b"model.compile()\n", True),
+    (b"model.compile( \t)\n", True),
+    (b"model.compile(mode='max')\n", False),  # a call with arguments: `re.compile(p)`'s shape
+    (b"pattern = re.compile(r'x')\n", False),
+    (b"torch.compile\n", True),
+    (b"import torch._dynamo\n", True),
+    (b"compiled = 1\n", False),
+])
+def test_a_likely_region_file_is_told_apart_as_one_regex_would(text, likely):
+    """engine._likely_region_file: ``model.compile()`` or ``import compile`` (a word boundary before
+    ``import``) beside the words; tested one pattern at a time (each with a literal start), it answers as the
+    alternation of both did."""
+    import re
+
+    from compile_lint.engine import _likely_region_file
+
+    tell = _likely_region_file(ScanOptions(paths=[]), ())
+    reference = re.compile(rb"\bimport[ \t]+compile\b|\.compile\([ \t]*\)")
+    words = (b"torch.compile", b"torch._dynamo")
+    assert tell(text) is likely
+    assert likely == (any(w in text for w in words) or reference.search(text) is not None)
