@@ -131,13 +131,13 @@ NO_RESULT = "no result of a scan with these options and this analyzer"
 
 def holds_no_result(summaries: SummaryCache) -> bool:
     """Whether the cache holds no result entry at all, none being written behind (waited for, as ``load``
-    does) nor kept in this process to be written: a scan then has nothing to answer from, whatever its
+    does) nor kept in this process to be written there: a scan then has nothing to answer from, whatever its
     options' key."""
     if summaries.root is None:
         return True
-    if keptstates._PENDING_RESULTS:
-        return False
     d = summaries.root / "results"
+    if any(Path(k).parent == d for k in keptstates._PENDING_RESULTS):
+        return False
     with keptstates.no_writer(d):
         try:
             return not any(p.suffix == ".pkl" for p in d.iterdir())

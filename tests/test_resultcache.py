@@ -78,6 +78,27 @@ def test_a_first_scan_keys_its_entry_once_the_rules_dumped_behind_it_are_read(pr
         TR.clear_memo()
 
 
+def test_a_cache_holds_no_result_until_one_is_on_disk_or_kept_to_be_written_there(tmp_path, monkeypatch):
+    """What lets a first scan read the trace rules late (holds_no_result): another cache's result kept by this
+    process to be written is not this cache's."""
+    from compile_lint import keptstates
+    from compile_lint.cache import SummaryCache
+    from compile_lint.resultcache import holds_no_result
+
+    cache = SummaryCache(tmp_path / "c")
+    assert holds_no_result(cache) and holds_no_result(SummaryCache(None))
+    monkeypatch.setitem(keptstates._PENDING_RESULTS, str(tmp_path / "other" / "results" / "k.pkl"), None)
+    assert holds_no_result(cache)
+    (cache.root / "results").mkdir(parents=True)
+    (cache.root / "results" / "state-k.tmp").write_bytes(b"")  # not an entry
+    assert holds_no_result(cache)
+    monkeypatch.setitem(keptstates._PENDING_RESULTS, str(cache.root / "results" / "k.pkl"), None)
+    assert not holds_no_result(cache)
+    monkeypatch.delitem(keptstates._PENDING_RESULTS, str(cache.root / "results" / "k.pkl"))
+    (cache.root / "results" / "k.pkl").write_bytes(b"")
+    assert not holds_no_result(cache)
+
+
 def test_a_touched_file_is_still_a_hit(project, tmp_path):
     cache = tmp_path / "cache"
     first = _scan(project, cache)
