@@ -772,11 +772,6 @@ def _write_cache(path: Path, data: Mapping[str, Any]) -> None:
         pass
 
 
-def _load_installed(python: str, cache_dir: Path | None) -> TraceRules:
-    begun = _begin_installed(python, cache_dir)
-    return begun if isinstance(begun, TraceRules) else begun.finish()
-
-
 class _Dump:
     """The dump of an interpreter's rules under way (``_begin_installed``): ``finish`` waits for it, caches
     it, and gives the rules (or the snapshot, saying why)."""
@@ -842,7 +837,7 @@ def _begin_installed(python: str, cache_dir: Path | None) -> "TraceRules | _Dump
             )
     try:
         return _Dump(python, probe, cache_path)
-    except Exception as e:  # noqa: BLE001 - never raise on a broken environment (as _run_python did)
+    except Exception as e:  # noqa: BLE001 - never raise on a broken environment (an interpreter that cannot start)
         return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} failed: {type(e).__name__}: {e}")
 
 
