@@ -789,9 +789,9 @@ class _Dump:
             if not isinstance(data, dict) or not data.get("in_graph_functions"):
                 raise ValueError("dump has no in-graph functions")
         except subprocess.TimeoutExpired:
-            return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} timed out after {DUMP_TIMEOUT_S:.0f}s")
+            return _dump_failed(python, probe, f"timed out after {DUMP_TIMEOUT_S:.0f}s")
         except Exception as e:  # noqa: BLE001
-            return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} failed: {type(e).__name__}: {e}")
+            return _dump_failed(python, probe, f"failed: {type(e).__name__}: {e}")
         finally:
             self.proc = None
         if self.cache_path is not None:
@@ -838,7 +838,12 @@ def _begin_installed(python: str, cache_dir: Path | None) -> "TraceRules | _Dump
     try:
         return _Dump(python, probe, cache_path)
     except Exception as e:  # noqa: BLE001 - never raise on a broken environment (an interpreter that cannot start)
-        return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} failed: {type(e).__name__}: {e}")
+        return _dump_failed(python, probe, f"failed: {type(e).__name__}: {e}")
+
+
+def _dump_failed(python: str, probe: Mapping[str, Any], why: str) -> TraceRules:
+    """The snapshot, standing in for rules the interpreter could not dump (``why``)."""
+    return load_snapshot(f"dumping torch {probe.get('torch_version')} rules via {python} {why}")
 
 
 def load_trace_rules(
